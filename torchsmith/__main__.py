@@ -1,0 +1,3 @@
+from torchsmith.cli import main
+
+raise SystemExit(main())

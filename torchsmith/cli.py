@@ -1,0 +1,58 @@
+"""Command-line entry point. Argument parsing only; ``main()`` is the one place that catches
+errors and turns them into exit codes."""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import os
+import traceback
+from collections.abc import Sequence
+
+from torchsmith import __version__
+from torchsmith.commands import COMMAND_MODULES
+from torchsmith.console import err
+from torchsmith.errors import Interrupted, TorchsmithError
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="torchsmith",
+        description="Build PyTorch and its domain libraries from source — checked before, "
+        "verified after.",
+    )
+    parser.add_argument("--version", action="version", version=f"torchsmith {__version__}")
+    parser.add_argument("--debug", action="store_true", help="show tracebacks on errors")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name in COMMAND_MODULES:
+        importlib.import_module(name).register(sub)
+    return parser
+
+
+def _report(exc: TorchsmithError, debug: bool) -> int:
+    if debug:
+        err.print(traceback.format_exc(), markup=False)
+    err.print(f"[bold red]torchsmith: {exc.title}[/]")
+    err.print(exc.render(), markup=False)
+    return exc.exit_code
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    debug = bool(args.debug or os.environ.get("TORCHSMITH_DEBUG"))
+    if not getattr(args, "handler", None):
+        parser.print_help()
+        return 2
+    try:
+        return int(args.handler(args))
+    except KeyboardInterrupt:
+        return _report(Interrupted("stopped by Ctrl-C", "run the same command to resume"), debug)
+    except TorchsmithError as exc:
+        return _report(exc, debug)
+    except Exception as exc:  # a bug: say so plainly, never a bare traceback unless asked
+        if debug:
+            raise
+        err.print(f"[bold red]torchsmith: internal error:[/] {type(exc).__name__}: {exc}")
+        err.print("this is a bug in torchsmith; rerun with --debug and report the traceback")
+        return 70

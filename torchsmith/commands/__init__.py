@@ -1,0 +1,10 @@
+"""One module per sub-command; each exposes ``register(subparsers)``.
+
+A command handler has the signature ``handler(args: argparse.Namespace) -> int`` and is stored
+as ``args.handler`` by its parser. Handlers raise :class:`torchsmith.errors.TorchsmithError`;
+they never print tracebacks or call ``sys.exit``.
+"""
+
+COMMAND_MODULES: tuple[str, ...] = (
+    "torchsmith.commands.kb",
+)

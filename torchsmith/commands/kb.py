@@ -1,0 +1,131 @@
+"""`torchsmith kb`: look things up in the knowledge base."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from rich.table import Table
+
+from torchsmith import kb as kbmod
+from torchsmith.console import out, print_json
+from torchsmith.kb.models import CudaRelease, Gpu, Release
+
+
+def release_json(rel: Release) -> dict[str, Any]:
+    return {
+        "torch": rel.torch,
+        "tag": rel.tag,
+        "date": rel.date,
+        "torchvision": rel.torchvision,
+        "torchaudio": rel.torchaudio,
+        "torchtext": rel.torchtext,
+        "python": {"min": rel.python_min, "max": rel.python_max},
+        "cuda": list(rel.cuda),
+        "cxx_standard": rel.cxx_standard,
+        "gcc_min": rel.gcc_min,
+        "cuda_min": rel.cuda_min,
+        "cudnn_min": rel.cudnn_min,
+        "cmake_min": rel.cmake_min,
+        "frontend": rel.frontend,
+        "env_style": rel.env_style,
+        "split_cuda": rel.split_cuda,
+        "cxx11_abi_official": rel.cxx11_abi_official,
+        "sources": dict(rel.sources),
+        "notes": rel.notes,
+    }
+
+
+def cuda_json(rel: CudaRelease) -> dict[str, Any]:
+    return {
+        "version": rel.version,
+        "gcc_max": rel.gcc_max,
+        "clang_max": rel.clang_max,
+        "archs": list(rel.archs),
+        "deprecated_archs": list(rel.deprecated_archs),
+        "driver_min_linux": rel.driver_min_linux,
+        "sources": dict(rel.sources),
+        "notes": rel.notes,
+    }
+
+
+def gpu_json(gpu: Gpu) -> dict[str, Any]:
+    return {
+        "name": gpu.name,
+        "aliases": list(gpu.aliases),
+        "compute_capability": gpu.compute_capability,
+        "family": gpu.family,
+        "architecture": gpu.architecture,
+        "sources": dict(gpu.sources),
+    }
+
+
+def _table(title: str, data: dict[str, Any]) -> Table:
+    table = Table(title=title, show_header=False)
+    table.add_column("key", style="bold")
+    table.add_column("value")
+    for key, value in data.items():
+        if key == "sources":
+            value = "\n".join(f"{k}: {v}" for k, v in value.items())
+        elif isinstance(value, list):
+            value = ", ".join(str(v) for v in value) or "—"
+        elif isinstance(value, dict):
+            value = ", ".join(f"{k} {v}" for k, v in value.items())
+        table.add_row(key, "none" if value is None else str(value))
+    return table
+
+
+def _show(args: argparse.Namespace, title: str, data: dict[str, Any]) -> int:
+    if args.json:
+        print_json(data)
+    else:
+        out.print(_table(title, data))
+    return 0
+
+
+def _release(args: argparse.Namespace) -> int:
+    rel = kbmod.load().release(args.version)
+    return _show(args, f"torch {rel.torch}", release_json(rel))
+
+
+def _cuda(args: argparse.Namespace) -> int:
+    rel = kbmod.load().cuda(args.version)
+    return _show(args, f"CUDA {rel.version}", cuda_json(rel))
+
+
+def _gpu(args: argparse.Namespace) -> int:
+    gpu = kbmod.load().gpu(args.name)
+    return _show(args, gpu.name, gpu_json(gpu))
+
+
+def _releases(args: argparse.Namespace) -> int:
+    rows = [release_json(r) for r in kbmod.load().releases]
+    if args.json:
+        print_json(rows)
+        return 0
+    table = Table(title="torch releases")
+    for col in ("torch", "torchvision", "torchaudio", "torchtext", "python", "cuda"):
+        table.add_column(col)
+    for r in rows:
+        py = f"{r['python']['min']}–{r['python']['max']}"
+        comp = [r[c] or "—" for c in ("torchvision", "torchaudio", "torchtext")]
+        table.add_row(r["torch"], *comp, py, " ".join(r["cuda"]) or "cpu only")
+    out.print(table)
+    return 0
+
+
+def register(sub: Any) -> None:
+    parser = sub.add_parser("kb", help="look up the knowledge base")
+    kinds = parser.add_subparsers(dest="kb_kind", metavar="KIND", required=True)
+    for name, func, arg, helptext in (
+        ("release", _release, "version", "a torch release: companions, Python, CUDA, build facts"),
+        ("cuda", _cuda, "version", "a CUDA release: host compiler limits, buildable archs"),
+        ("gpu", _gpu, "name", "a GPU model: compute capability"),
+    ):
+        p = kinds.add_parser(name, help=helptext)
+        p.add_argument(arg)
+        p.add_argument("--json", action="store_true", help="machine-readable output")
+        p.set_defaults(handler=func)
+    p = kinds.add_parser("releases", help="every torch release known")
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+    p.set_defaults(handler=_releases)

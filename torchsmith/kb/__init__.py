@@ -1,0 +1,191 @@
+"""The knowledge base: versioned data files inside the package, loaded once, validated at load.
+
+``load()`` reads every ``kb/data/*.toml`` file; a malformed record or a fact without a source
+raises :class:`KnowledgeBaseError` naming the file and record. Lookups that find nothing raise
+:class:`UnknownEntryError` with the closest known names.
+"""
+
+from __future__ import annotations
+
+import difflib
+import functools
+import re
+import sys
+from collections.abc import Iterable
+from dataclasses import dataclass
+from importlib import resources
+from typing import Any, TypeVar
+
+from packaging.specifiers import InvalidSpecifier, SpecifierSet
+from packaging.version import InvalidVersion, Version
+from pydantic import BaseModel, ValidationError
+
+from torchsmith.errors import KnowledgeBaseError, UnknownEntryError
+from torchsmith.kb.models import (
+    BuildOption,
+    CudaRelease,
+    Fix,
+    Gpu,
+    OfficialArchList,
+    Release,
+)
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+SCHEMA_VERSION = 1
+M = TypeVar("M", bound=BaseModel)
+_TABLES: dict[str, type[BaseModel]] = {
+    "release": Release,
+    "cuda": CudaRelease,
+    "arch_list": OfficialArchList,
+    "gpu": Gpu,
+    "option": BuildOption,
+    "fix": Fix,
+}
+
+
+def normalize_gpu_name(name: str) -> str:
+    """'NVIDIA GeForce RTX 4090' and 'rtx4090' compare equal."""
+    text = name.lower().replace("nvidia", "").replace("geforce", "")
+    return re.sub(r"[^a-z0-9]", "", text)
+
+
+def version_key(text: str) -> Version:
+    try:
+        return Version(text)
+    except InvalidVersion:
+        return Version("0")
+
+
+@dataclass(frozen=True)
+class KnowledgeBase:
+    releases: tuple[Release, ...]
+    cuda_releases: tuple[CudaRelease, ...]
+    arch_lists: tuple[OfficialArchList, ...]
+    gpus: tuple[Gpu, ...]
+    options: tuple[BuildOption, ...]
+    fixes: tuple[Fix, ...]
+
+    # -- releases -------------------------------------------------------------------------
+    def release(self, version: str) -> Release:
+        wanted = version.strip().lstrip("v")
+        for rel in self.releases:
+            if rel.torch == wanted:
+                return rel
+        known = [r.torch for r in self.releases]
+        close = difflib.get_close_matches(wanted, known, n=3, cutoff=0.5)
+        raise UnknownEntryError(
+            f"torch {version!r} is not a release the knowledge base knows",
+            (f"did you mean {', '.join(close)}? " if close else "")
+            + f"known: {known[0]} … {self.newest_release().torch} and main; "
+            "`torchsmith kb releases` lists them",
+        )
+
+    def newest_release(self) -> Release:
+        numbered = [r for r in self.releases if r.torch != "main"]
+        return max(numbered, key=lambda r: version_key(r.torch))
+
+    # -- CUDA -----------------------------------------------------------------------------
+    def cuda(self, version: str) -> CudaRelease:
+        for rel in self.cuda_releases:
+            if rel.version == version:
+                return rel
+        known = [c.version for c in self.cuda_releases]
+        raise UnknownEntryError(
+            f"CUDA {version!r} is not a CUDA release the knowledge base knows",
+            f"known CUDA versions: {', '.join(known)}",
+        )
+
+    def official_arch_list(self, torch: str, cuda: str) -> OfficialArchList | None:
+        tv = version_key(torch)
+        for entry in self.arch_lists:
+            if entry.cuda == cuda and tv in SpecifierSet(entry.torch):
+                return entry
+        return None
+
+    # -- GPUs -----------------------------------------------------------------------------
+    def gpu(self, name: str) -> Gpu:
+        wanted = normalize_gpu_name(name)
+        for gpu in self.gpus:
+            if wanted in {normalize_gpu_name(n) for n in (gpu.name, *gpu.aliases)}:
+                return gpu
+        names = [g.name for g in self.gpus]
+        close = difflib.get_close_matches(name, names, n=3, cutoff=0.5)
+        raise UnknownEntryError(
+            f"GPU {name!r} is not in the knowledge base",
+            (f"did you mean {', '.join(close)}? " if close else "")
+            + "or give its compute capability directly, e.g. --gpu 8.6",
+        )
+
+    # -- options and fixes ----------------------------------------------------------------
+    def option(self, name: str) -> BuildOption:
+        for opt in self.options:
+            if opt.name == name:
+                return opt
+        raise UnknownEntryError(f"build option {name!r} is not in the knowledge base")
+
+    def options_for_feature(self, feature: str) -> list[BuildOption]:
+        return [o for o in self.options if o.feature == feature]
+
+
+def _read_table(name: str) -> dict[str, Any]:
+    data_dir = resources.files("torchsmith.kb") / "data"
+    merged: dict[str, Any] = {}
+    for entry in sorted(data_dir.iterdir(), key=lambda e: e.name):
+        if not entry.name.endswith(".toml"):
+            continue
+        try:
+            data = tomllib.loads(entry.read_text(encoding="utf-8"))
+        except tomllib.TOMLDecodeError as exc:
+            raise KnowledgeBaseError(f"kb/data/{entry.name} is not valid TOML: {exc}") from exc
+        if data.get("schema_version", SCHEMA_VERSION) != SCHEMA_VERSION:
+            raise KnowledgeBaseError(f"kb/data/{entry.name}: unsupported schema_version")
+        for key, rows in data.items():
+            if key in _TABLES:
+                merged.setdefault(key, []).extend((entry.name, row) for row in rows)
+    return merged.get(name, [])  # type: ignore[return-value]
+
+
+def _parse(table: str, model: type[M]) -> tuple[M, ...]:
+    records = []
+    for filename, row in _read_table(table):  # type: ignore[attr-defined]
+        try:
+            records.append(model.model_validate(row))
+        except ValidationError as exc:
+            ident = row.get("torch") or row.get("name") or row.get("id") or row.get("version")
+            raise KnowledgeBaseError(
+                f"kb/data/{filename}: bad [[{table}]] record {ident!r}:\n{exc}",
+                "fix the data file; every fact needs a source",
+            ) from exc
+    return tuple(records)
+
+
+def _check_specifiers(kb: KnowledgeBase) -> None:
+    specs: Iterable[tuple[str, str]] = [(a.torch, f"arch_list {a.cuda}") for a in kb.arch_lists]
+    specs = [*specs]
+    for fix in kb.fixes:
+        a = fix.applies
+        specs += [(s, f"fix {fix.id}") for s in (a.torch, a.cuda, a.gcc, a.python) if s]
+    for text, where in specs:
+        try:
+            SpecifierSet(text)
+        except InvalidSpecifier as exc:
+            raise KnowledgeBaseError(f"{where}: {text!r} is not a version specifier") from exc
+
+
+@functools.cache
+def load() -> KnowledgeBase:
+    """The knowledge base, read and validated once per process."""
+    kb = KnowledgeBase(
+        releases=_parse("release", Release),
+        cuda_releases=_parse("cuda", CudaRelease),
+        arch_lists=_parse("arch_list", OfficialArchList),
+        gpus=_parse("gpu", Gpu),
+        options=_parse("option", BuildOption),
+        fixes=_parse("fix", Fix),
+    )
+    _check_specifiers(kb)
+    return kb

@@ -1,0 +1,121 @@
+"""BuildPlan: the pure, immutable, JSON-serialisable result of planning. Every resolved value
+carries where it came from and why (:class:`Decision`). Steps read the plan; nothing in it is
+computed while building."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+PLAN_SCHEMA_VERSION = 1
+DecisionOrigin = Literal["user", "default", "kb", "host", "fix"]
+StepName = Literal[
+    "fetch",
+    "submodules",
+    "fixes",
+    "toolchain",
+    "environment",
+    "configure",
+    "codegen",
+    "compile",
+    "package",
+    "repair",
+    "verify",
+    "publish",
+    "companion",
+]
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Decision(_Frozen):
+    """One resolved value, where it came from and why."""
+
+    value: Any
+    origin: DecisionOrigin
+    reason: str
+
+
+class EnvSetting(_Frozen):
+    """One environment variable the build sets, spelled the way this release reads it."""
+
+    name: str
+    value: str
+    reason: str
+
+
+class PlannedFix(_Frozen):
+    id: str
+    title: str
+    action: Literal["env", "patch", "refuse", "command"]
+    env: dict[str, str] = Field(default_factory=dict)
+    edits: list[dict[str, str]] = Field(default_factory=list)
+    command: list[str] = Field(default_factory=list)
+    explanation: str
+    source: str
+
+
+class CompanionPlan(_Frozen):
+    name: str
+    version: str
+    tag: str
+    reason: str
+
+
+class SourcePlan(_Frozen):
+    kind: Literal["git", "debian", "path", "tarball", "bundle"]
+    location: str = Field(description="URL, path or package name")
+    ref: str = Field(description="git tag/commit, Debian version, or '' for a path")
+    git_mirror: str | None = None
+    in_place: bool = False
+    reason: str
+
+
+class PlanStep(_Frozen):
+    name: StepName
+    what: str
+
+
+class BuildPlan(_Frozen):
+    schema_version: int = PLAN_SCHEMA_VERSION
+    torch: Decision
+    tag: str
+    source: SourcePlan
+    companions: list[CompanionPlan]
+    python: Decision
+    cuda: Decision = Field(description="CUDA version, or None for a CPU build")
+    toolkit: Decision = Field(description="CUDA toolkit provider, None for CPU")
+    compiler: Decision = Field(description="host compiler, e.g. 'gcc-11'")
+    archs: Decision = Field(description="list of arch entries like '8.6', '9.0+PTX'")
+    arch_list: str = Field(description="the TORCH_CUDA_ARCH_LIST value, '' for CPU")
+    features: dict[str, Decision]
+    linking: dict[str, Decision]
+    frontend: Decision
+    env: list[EnvSetting]
+    cmake_args: list[str]
+    max_jobs: Decision
+    max_jobs_cuda: Decision
+    disk_gb: Decision
+    cache: Decision
+    fixes: list[PlannedFix]
+    targets: list[str]
+    outputs: list[str]
+    output_dir: str
+    backend: str
+    steps: list[PlanStep]
+    warnings: list[str] = Field(default_factory=list)
+
+    def env_dict(self) -> dict[str, str]:
+        """The environment variables of the build (fix-provided ones included)."""
+        return {e.name: e.value for e in self.env}
+
+    def plan_hash(self) -> str:
+        """A stable hash of everything that changes the build's result."""
+        data = self.model_dump(mode="json", exclude={"warnings", "output_dir", "outputs"})
+        text = json.dumps(data, sort_keys=True)
+        return hashlib.sha256(text.encode()).hexdigest()[:16]

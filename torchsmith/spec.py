@@ -1,0 +1,177 @@
+"""BuildSpec: what the user asks for. One typed model; TOML, env and CLI are adapters
+(:mod:`torchsmith.spec_sources`). Field descriptions feed the generated JSON schema and the
+option reference, so they are the documentation.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+Linkage = Literal["dynamic", "static", "pip-deps"]
+Output = Literal["wheel", "conda", "docker-image", "install"]
+Backend = Literal["local", "docker", "apptainer"]
+CacheKind = Literal["ccache", "sccache", "none"]
+Preset = Literal["default", "official", "minimal"]
+ToolkitProvider = Literal["auto", "system", "pypi", "apt", "container"]
+Companion = Literal["torchvision", "torchaudio", "torchtext"]
+COMPANIONS: tuple[str, ...] = ("torchvision", "torchaudio", "torchtext")
+
+_CUDA_RE = re.compile(r"^(?:cuda|cu)?\s*(\d{1,2})\.?(\d)$", re.IGNORECASE)
+_SOURCE_RE = re.compile(r"^(git|debian|path:.+|tarball:.+|bundle:.+)$")
+_COMPANION_RE = re.compile(r"^(auto|torchvision|torchaudio|torchtext)(==?[\w.+-]+)?$")
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Features(_Strict):
+    """Feature switches. ``None`` means "what this release does by default" (see ``kb options``)."""
+
+    distributed: bool | None = Field(None, description="torch.distributed (USE_DISTRIBUTED).")
+    nccl: bool | None = Field(None, description="NCCL backend for distributed GPU work (USE_NCCL).")
+    system_nccl: bool | None = Field(
+        None, description="Link an NCCL found on the system instead of building the submodule."
+    )
+    cudnn: bool | None = Field(None, description="cuDNN kernels (USE_CUDNN).")
+    mkl: bool | None = Field(None, description="Intel MKL as BLAS/LAPACK (USE_MKL).")
+    mkldnn: bool | None = Field(None, description="oneDNN/MKL-DNN CPU kernels (USE_MKLDNN).")
+    fbgemm: bool | None = Field(None, description="FBGEMM quantized CPU kernels (USE_FBGEMM).")
+    xnnpack: bool | None = Field(None, description="XNNPACK mobile CPU kernels (USE_XNNPACK).")
+    nnpack: bool | None = Field(None, description="NNPACK CPU convolutions (USE_NNPACK).")
+    qnnpack: bool | None = Field(None, description="QNNPACK quantized kernels (USE_QNNPACK).")
+    magma: bool | None = Field(None, description="MAGMA GPU linear algebra (USE_MAGMA).")
+    kineto: bool | None = Field(None, description="Kineto profiler (USE_KINETO).")
+    numa: bool | None = Field(None, description="NUMA support (USE_NUMA).")
+    miopen: bool | None = Field(None, description="MIOpen (ROCm) kernels (USE_MIOPEN).")
+    tests: bool | None = Field(False, description="Build the C++ tests (BUILD_TEST).")
+    debug_info: bool | None = Field(
+        False, description="Keep debug info: REL_WITH_DEB_INFO=1 (bigger, slower link)."
+    )
+    system_libs: bool | None = Field(
+        None, description="Use system libraries instead of submodules (USE_SYSTEM_LIBS)."
+    )
+    split_cuda: bool | None = Field(
+        None, description="Split libtorch_cuda into cu/cpp parts (BUILD_SPLIT_CUDA, 1.7-1.13)."
+    )
+
+
+class Linking(_Strict):
+    """How CUDA, cuDNN and NCCL are linked. ``None`` means the release's default."""
+
+    cuda: Linkage | None = Field(None, description="CUDA runtime and math libraries.")
+    cudnn: Linkage | None = Field(None, description="cuDNN.")
+    nccl: Linkage | None = Field(None, description="NCCL.")
+
+
+class BuildSpec(_Strict):
+    """Everything a user can ask of a torchsmith build."""
+
+    torch: str | None = Field(
+        None,
+        description="PyTorch version: a release ('2.5.1'), 'main', or a 7-40 hex commit. "
+        "Default: the newest release the knowledge base knows.",
+    )
+    companions: tuple[str, ...] = Field(
+        (),
+        description="Domain libraries to build against this torch: 'torchvision', 'torchaudio', "
+        "'torchtext' (optionally '==VERSION'), or 'auto' for every one that has a matching release.",
+    )
+    python: str | None = Field(
+        None, description="Python version to build for ('3.11'). Default: the host's if supported."
+    )
+    accelerator: str = Field(
+        "cpu", description="'cpu' or a CUDA version ('12.4', 'cu124', 'cuda12.4')."
+    )
+    gpus: tuple[str, ...] = Field(
+        (),
+        description="GPU targets: names ('RTX 4090'), compute capabilities ('8.6', '8.6+PTX', "
+        "'9.0a'), 'native' (the GPUs on this machine) or 'official' (the release's own list).",
+    )
+    ptx: Literal["asked", "newest", "none"] = Field(
+        "asked",
+        description="PTX policy: only where a target says '+PTX' ('asked'), also for the newest "
+        "target ('newest', forward compatible), or never ('none').",
+    )
+    preset: Preset = Field(
+        "default",
+        description="'official' reproduces the official binaries' settings; 'minimal' turns "
+        "off everything optional for the fastest build.",
+    )
+    features: Features = Field(default_factory=Features, description="Feature switches.")
+    linking: Linking = Field(default_factory=Linking, description="Linking of CUDA libraries.")
+    toolkit: ToolkitProvider = Field(
+        "auto", description="Where the CUDA toolkit comes from: system, pypi, apt or container."
+    )
+    compiler: str | None = Field(
+        None, description="Host C/C++ compiler ('gcc-11', 'clang-14'). Default: chosen by the plan."
+    )
+    cxx11_abi: bool | None = Field(
+        None, description="_GLIBCXX_USE_CXX11_ABI. Default: the release's official choice."
+    )
+    source: str = Field(
+        "git",
+        description="Where the source comes from: 'git', 'debian', 'path:DIR', "
+        "'tarball:URL_OR_FILE', 'bundle:FILE'.",
+    )
+    git_mirror: str | None = Field(
+        None, description="Base URL replacing https://github.com/ for clones and submodules."
+    )
+    in_place: bool = Field(False, description="Build inside a 'path:' source tree (modifies it).")
+    targets: tuple[str, ...] = Field(
+        (), description="Build only these CMake targets (partial build, no wheel)."
+    )
+    max_jobs: int | None = Field(
+        None, ge=1, le=1024, description="Parallel compile jobs. Default: from cores and RAM."
+    )
+    cache: CacheKind = Field("ccache", description="Compiler cache used as compiler launcher.")
+    cache_dir: str | None = Field(None, description="Compiler cache directory.")
+    outputs: tuple[Output, ...] = Field(("wheel",), description="What the build produces.")
+    output_dir: str = Field("dist", description="Where artifacts are published.")
+    backend: Backend = Field("local", description="Where the build runs.")
+    build_version: str | None = Field(
+        None, description="Version string baked into the wheel (PYTORCH_BUILD_VERSION)."
+    )
+
+    @field_validator("accelerator")
+    @classmethod
+    def _accelerator(cls, value: str) -> str:
+        text = value.strip()
+        if text.lower() == "cpu":
+            return "cpu"
+        match = _CUDA_RE.match(text)
+        if not match:
+            raise ValueError(f"{value!r} is neither 'cpu' nor a CUDA version like '12.4' or 'cu124'")
+        return f"{int(match.group(1))}.{match.group(2)}"
+
+    @field_validator("source")
+    @classmethod
+    def _source(cls, value: str) -> str:
+        if not _SOURCE_RE.match(value):
+            raise ValueError(
+                f"{value!r} is not a source; use git, debian, path:DIR, tarball:URL, bundle:FILE"
+            )
+        return value
+
+    @field_validator("companions")
+    @classmethod
+    def _companions(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        bad = [v for v in value if not _COMPANION_RE.match(v.strip())]
+        if bad:
+            raise ValueError(
+                f"unknown companion(s) {bad}; use torchvision, torchaudio, torchtext or auto"
+            )
+        return tuple(v.strip() for v in value)
+
+    @field_validator("gpus", "targets")
+    @classmethod
+    def _strip_items(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        return tuple(v.strip() for v in value if v.strip())
+
+    @property
+    def cuda(self) -> str | None:
+        """The CUDA version asked for, or ``None`` for a CPU build."""
+        return None if self.accelerator == "cpu" else self.accelerator

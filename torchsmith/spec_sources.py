@@ -1,0 +1,225 @@
+"""Adapters that turn a TOML file, ``TORCHSMITH_*`` environment variables and CLI flags into one
+:class:`BuildSpec`, merged structurally in the documented order **CLI > env > file > defaults**.
+
+Each resolved key remembers where it came from (:data:`Origin`), so ``torchsmith plan`` can say
+"python = 3.11 (from TORCHSMITH_PYTHON)". Unknown keys anywhere are errors with a "did you mean".
+"""
+
+from __future__ import annotations
+
+import difflib
+import functools
+import sys
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal, get_args, get_origin
+
+from pydantic import BaseModel, ValidationError
+
+from torchsmith.errors import Problem, SpecError
+from torchsmith.spec import BuildSpec
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+Origin = Literal["default", "file", "env", "cli"]
+ENV_PREFIX = "TORCHSMITH_"
+# Variables with this prefix that configure torchsmith itself rather than the build.
+ENV_NOT_SPEC = frozenset({"TORCHSMITH_DEBUG", "TORCHSMITH_HOME", "TORCHSMITH_CACHE_ROOT"})
+_TRUE = {"1", "true", "yes", "on"}
+_FALSE = {"0", "false", "no", "off"}
+
+
+@dataclass(frozen=True)
+class ResolvedSpec:
+    """A validated spec plus the origin of every key that was set by something other than
+    the defaults (dotted keys: ``features.cudnn``)."""
+
+    spec: BuildSpec
+    origins: Mapping[str, Origin] = field(default_factory=dict)
+
+    def origin(self, key: str) -> Origin:
+        return self.origins.get(key, "default")
+
+
+def _sub_model(annotation: Any) -> type[BaseModel] | None:
+    return annotation if isinstance(annotation, type) and issubclass(annotation, BaseModel) else None
+
+
+@functools.cache
+def spec_keys(model: type[BaseModel] = BuildSpec, prefix: str = "") -> dict[str, Any]:
+    """Every dotted key the spec accepts, with its annotation."""
+    keys: dict[str, Any] = {}
+    for name, info in model.model_fields.items():
+        sub = _sub_model(info.annotation)
+        if sub is not None:
+            keys.update(spec_keys(sub, f"{prefix}{name}."))
+        else:
+            keys[f"{prefix}{name}"] = info.annotation
+    return keys
+
+
+def _suggest(word: str, choices: list[str]) -> str:
+    close = difflib.get_close_matches(word, choices, n=1, cutoff=0.6)
+    return f"did you mean {close[0]!r}?" if close else f"known keys: {', '.join(sorted(choices))}"
+
+
+def _flatten(data: Mapping[str, Any], where: str, prefix: str = "") -> dict[str, Any]:
+    flat: dict[str, Any] = {}
+    sections = {k.split(".")[0] for k in spec_keys() if "." in k}
+    for key, value in data.items():
+        dotted = f"{prefix}{key}"
+        if isinstance(value, Mapping) and dotted in sections:
+            flat.update(_flatten(value, where, f"{dotted}."))
+        else:
+            flat[dotted] = value
+    return flat
+
+
+def _check_keys(flat: Mapping[str, Any], where: str, spell: Any = None) -> list[Problem]:
+    known = list(spec_keys())
+    problems = []
+    for key in flat:
+        if key not in known:
+            shown = spell(key) if spell else key
+            names = [spell(k) if spell else k for k in known]
+            problems.append(
+                Problem(f"unknown key {shown!r} in {where}", _suggest(shown, names), field=shown)
+            )
+    return problems
+
+
+def _is_tuple(annotation: Any) -> bool:
+    return get_origin(annotation) is tuple
+
+
+def _is_bool(annotation: Any) -> bool:
+    return annotation is bool or bool in get_args(annotation)
+
+
+def _coerce_text(key: str, text: str) -> Any:
+    """Turn an env-var or CLI string into the structured value its key wants."""
+    annotation = spec_keys().get(key)
+    if _is_tuple(annotation):
+        return tuple(part.strip() for part in text.split(",") if part.strip())
+    if _is_bool(annotation) and text.strip().lower() in _TRUE | _FALSE:
+        return text.strip().lower() in _TRUE
+    if text.strip().lower() in {"", "none", "default"} and type(None) in get_args(annotation):
+        return None
+    return text.strip()
+
+
+def env_name(key: str) -> str:
+    return ENV_PREFIX + key.replace(".", "_").upper()
+
+
+def from_env(env: Mapping[str, str]) -> tuple[dict[str, Any], list[Problem]]:
+    by_name = {env_name(k): k for k in spec_keys()}
+    flat: dict[str, Any] = {}
+    problems = []
+    for name, text in env.items():
+        if not name.startswith(ENV_PREFIX) or name in ENV_NOT_SPEC:
+            continue
+        if name not in by_name:
+            problems.append(
+                Problem(
+                    f"unknown environment variable {name}",
+                    _suggest(name, list(by_name)),
+                    field=name,
+                )
+            )
+            continue
+        flat[by_name[name]] = _coerce_text(by_name[name], text)
+    return flat, problems
+
+
+def from_file(path: Path) -> tuple[dict[str, Any], list[Problem]]:
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return {}, [Problem(f"spec file {path} does not exist", "check the path given to --spec")]
+    except (OSError, UnicodeDecodeError) as exc:
+        return {}, [Problem(f"cannot read spec file {path}: {exc}", "check its permissions")]
+    except tomllib.TOMLDecodeError as exc:
+        return {}, [Problem(f"{path} is not valid TOML: {exc}", "fix the TOML syntax")]
+    data.pop("schema", None)
+    data = data.get("torchsmith", data) if isinstance(data.get("torchsmith"), dict) else data
+    flat = _flatten(data, str(path))
+    return flat, _check_keys(flat, str(path))
+
+
+def from_cli(values: Mapping[str, Any]) -> tuple[dict[str, Any], list[Problem]]:
+    """CLI values arrive already split into dotted keys; ``None`` means "not given"."""
+    flat = {k: v for k, v in values.items() if v is not None}
+    problems = _check_keys(flat, "command-line flags")
+    known = spec_keys()
+    flat = {
+        k: (_coerce_text(k, v) if isinstance(v, str) else v) for k, v in flat.items() if k in known
+    }
+    return flat, problems
+
+
+def _nest(flat: Mapping[str, Any]) -> dict[str, Any]:
+    nested: dict[str, Any] = {}
+    for key, value in flat.items():
+        head, _, tail = key.partition(".")
+        if tail:
+            nested.setdefault(head, {})[tail] = value
+        else:
+            nested[head] = value
+    return nested
+
+
+def _validation_problems(exc: ValidationError, origins: Mapping[str, Origin]) -> list[Problem]:
+    problems = []
+    for err in exc.errors():
+        key = ".".join(str(p) for p in err["loc"] if not isinstance(p, int))
+        origin = origins.get(key, "default")
+        message = str(err["msg"]).removeprefix("Value error, ")
+        problems.append(
+            Problem(
+                f"{message} (value {err.get('input')!r} from {origin})",
+                "see `torchsmith plan --help` or docs/options.md",
+                field=key,
+            )
+        )
+    return problems
+
+
+def resolve_spec(
+    *,
+    file: Path | None = None,
+    env: Mapping[str, str] | None = None,
+    cli: Mapping[str, Any] | None = None,
+) -> ResolvedSpec:
+    """Merge the sources (CLI > env > file > defaults), validate, report every problem at once."""
+    layers: list[tuple[Origin, dict[str, Any]]] = []
+    problems: list[Problem] = []
+    if file is not None:
+        flat, found = from_file(file)
+        layers.append(("file", flat))
+        problems += found
+    flat, found = from_env(env or {})
+    layers.append(("env", flat))
+    problems += found
+    flat, found = from_cli(cli or {})
+    layers.append(("cli", flat))
+    problems += found
+    merged: dict[str, Any] = {}
+    origins: dict[str, Origin] = {}
+    for origin, layer in layers:
+        for key, value in layer.items():
+            if key in spec_keys():
+                merged[key] = value
+                origins[key] = origin
+    try:
+        spec = BuildSpec.model_validate(_nest(merged))
+    except ValidationError as exc:
+        problems += _validation_problems(exc, origins)
+        spec = None
+    if problems or spec is None:
+        raise SpecError(problems, "fix the listed keys; `torchsmith plan --help` lists them all")
+    return ResolvedSpec(spec, origins)
