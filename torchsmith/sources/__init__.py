@@ -1,0 +1,1 @@
+"""Source providers: git, tarball, path, debian, bundle. Each yields a :class:`SourceTree`."""
