@@ -24,6 +24,7 @@ from torchsmith.errors import KnowledgeBaseError, UnknownEntryError
 from torchsmith.kb.models import (
     BuildOption,
     CudaRelease,
+    DebianPackage,
     Fix,
     Gpu,
     OfficialArchList,
@@ -44,6 +45,7 @@ _TABLES: dict[str, type[BaseModel]] = {
     "gpu": Gpu,
     "option": BuildOption,
     "fix": Fix,
+    "debian": DebianPackage,
 }
 
 
@@ -68,6 +70,7 @@ class KnowledgeBase:
     gpus: tuple[Gpu, ...]
     options: tuple[BuildOption, ...]
     fixes: tuple[Fix, ...]
+    debian_packages: tuple[DebianPackage, ...] = ()
 
     # -- releases -------------------------------------------------------------------------
     def release(self, version: str) -> Release:
@@ -118,6 +121,16 @@ class KnowledgeBase:
             f"GPU {name!r} is not in the knowledge base",
             (f"did you mean {', '.join(close)}? " if close else "")
             + "or give its compute capability directly, e.g. --gpu 8.6",
+        )
+
+    def debian_package(self, package: str, upstream: str) -> DebianPackage:
+        for pkg in self.debian_packages:
+            if pkg.package == package and pkg.upstream == upstream:
+                return pkg
+        known = [f"{p.package} {p.upstream}" for p in self.debian_packages if p.package == package]
+        raise UnknownEntryError(
+            f"Debian has no source package {package!r} of version {upstream} known to torchsmith",
+            f"Debian packages known: {', '.join(known) or 'none'}; use --source git instead",
         )
 
     # -- options and fixes ----------------------------------------------------------------
@@ -186,6 +199,7 @@ def load() -> KnowledgeBase:
         gpus=_parse("gpu", Gpu),
         options=_parse("option", BuildOption),
         fixes=_parse("fix", Fix),
+        debian_packages=_parse("debian", DebianPackage),
     )
     _check_specifiers(kb)
     return kb

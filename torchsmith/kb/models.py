@@ -161,3 +161,14 @@ class Fix(Sourced):
     command: list[str] = Field(default_factory=list, description="argv run in the source root")
     advice: str = Field("", description="for 'refuse': what to do instead")
     explanation: str
+
+
+class DebianPackage(Sourced):
+    """A Debian source package of a torch (or companion) release."""
+
+    identity: ClassVar[frozenset[str]] = frozenset({"package", "version"})
+    package: str
+    version: str = Field(description="Debian version, e.g. '1.13.1+dfsg-4'")
+    upstream: str = Field(description="upstream release it packages, e.g. '1.13.1'")
+    suite: str = Field(description="Debian suite carrying it: bookworm, trixie, ...")
+    python: str | None = Field(None, description="the suite's python3 (minor) it builds with")
