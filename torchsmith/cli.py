@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from torchsmith import __version__
 from torchsmith.commands import COMMAND_MODULES
 from torchsmith.console import err
-from torchsmith.errors import Interrupted, TorchsmithError
+from torchsmith.errors import InterruptError, TorchsmithError
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -47,7 +47,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return int(args.handler(args))
     except KeyboardInterrupt:
-        return _report(Interrupted("stopped by Ctrl-C", "run the same command to resume"), debug)
+        return _report(InterruptError("stopped by Ctrl-C", "run the same command to resume"), debug)
     except TorchsmithError as exc:
         return _report(exc, debug)
     except Exception as exc:  # a bug: say so plainly, never a bare traceback unless asked

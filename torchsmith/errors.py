@@ -153,7 +153,7 @@ class InspectError(TorchsmithError):
     title = "cannot inspect"
 
 
-class Interrupted(TorchsmithError):
+class InterruptError(TorchsmithError):
     """The user pressed Ctrl-C; work done so far is kept and the same command resumes."""
 
     exit_code = 130

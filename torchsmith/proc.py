@@ -42,7 +42,9 @@ class Completed:
 
 def relevant_lines(lines: Sequence[str], limit: int = 12) -> list[str]:
     """The first real error lines of a failed command's output, not its last words."""
-    hits = [i for i, line in enumerate(lines) if _ERROR_LINE.search(line) and not _NOISE.search(line)]
+    hits = [
+        i for i, line in enumerate(lines) if _ERROR_LINE.search(line) and not _NOISE.search(line)
+    ]
     if not hits:
         return [line for line in lines if not _NOISE.search(line)][-limit:]
     first = hits[0]
@@ -124,10 +126,15 @@ def run(
 
 
 def capture(
-    argv: Sequence[str | Path], *, env: Mapping[str, str], cwd: Path | None = None, timeout: float = 30
+    argv: Sequence[str | Path],
+    *,
+    env: Mapping[str, str],
+    cwd: Path | None = None,
+    timeout: float = 30,
 ) -> subprocess.CompletedProcess[str]:
     """Run a short query command and return its output (used by host probes). Never raises on
-    a non-zero exit; raises :class:`FileNotFoundError`/`subprocess.TimeoutExpired` as Python does."""
+    a non-zero exit; raises ``FileNotFoundError``/``subprocess.TimeoutExpired`` as Python does.
+    """
     return subprocess.run(
         [str(a) for a in argv],
         env=dict(env),

@@ -78,7 +78,7 @@ class BuildSpec(_Strict):
     companions: tuple[str, ...] = Field(
         (),
         description="Domain libraries to build against this torch: 'torchvision', 'torchaudio', "
-        "'torchtext' (optionally '==VERSION'), or 'auto' for every one that has a matching release.",
+        "'torchtext' (optionally '==VERSION'), or 'auto' for every one with a matching release.",
     )
     python: str | None = Field(
         None, description="Python version to build for ('3.11'). Default: the host's if supported."
@@ -144,7 +144,9 @@ class BuildSpec(_Strict):
             return "cpu"
         match = _CUDA_RE.match(text)
         if not match:
-            raise ValueError(f"{value!r} is neither 'cpu' nor a CUDA version like '12.4' or 'cu124'")
+            raise ValueError(
+                f"{value!r} is neither 'cpu' nor a CUDA version like '12.4' or 'cu124'"
+            )
         return f"{int(match.group(1))}.{match.group(2)}"
 
     @field_validator("source")

@@ -46,7 +46,9 @@ class ResolvedSpec:
 
 
 def _sub_model(annotation: Any) -> type[BaseModel] | None:
-    return annotation if isinstance(annotation, type) and issubclass(annotation, BaseModel) else None
+    return (
+        annotation if isinstance(annotation, type) and issubclass(annotation, BaseModel) else None
+    )
 
 
 @functools.cache

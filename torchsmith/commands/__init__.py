@@ -6,5 +6,6 @@ they never print tracebacks or call ``sys.exit``.
 """
 
 COMMAND_MODULES: tuple[str, ...] = (
+    "torchsmith.commands.plan",
     "torchsmith.commands.kb",
 )

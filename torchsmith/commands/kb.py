@@ -60,18 +60,22 @@ def gpu_json(gpu: Gpu) -> dict[str, Any]:
     }
 
 
+def _cell(key: str, value: Any) -> str:
+    if key == "sources":
+        return "\n".join(f"{k}: {v}" for k, v in value.items())
+    if isinstance(value, list):
+        return ", ".join(str(v) for v in value) or "—"
+    if isinstance(value, dict):
+        return ", ".join(f"{k} {v}" for k, v in value.items())
+    return "none" if value is None else str(value)
+
+
 def _table(title: str, data: dict[str, Any]) -> Table:
     table = Table(title=title, show_header=False)
     table.add_column("key", style="bold")
     table.add_column("value")
     for key, value in data.items():
-        if key == "sources":
-            value = "\n".join(f"{k}: {v}" for k, v in value.items())
-        elif isinstance(value, list):
-            value = ", ".join(str(v) for v in value) or "—"
-        elif isinstance(value, dict):
-            value = ", ".join(f"{k} {v}" for k, v in value.items())
-        table.add_row(key, "none" if value is None else str(value))
+        table.add_row(key, _cell(key, value))
     return table
 
 

@@ -144,9 +144,9 @@ class KnowledgeBase:
         return [o for o in self.options if o.feature == feature]
 
 
-def _read_table(name: str) -> dict[str, Any]:
+def _read_table(name: str) -> list[tuple[str, dict[str, Any]]]:
     data_dir = resources.files("torchsmith.kb") / "data"
-    merged: dict[str, Any] = {}
+    merged: dict[str, list[tuple[str, dict[str, Any]]]] = {}
     for entry in sorted(data_dir.iterdir(), key=lambda e: e.name):
         if not entry.name.endswith(".toml"):
             continue
@@ -159,12 +159,12 @@ def _read_table(name: str) -> dict[str, Any]:
         for key, rows in data.items():
             if key in _TABLES:
                 merged.setdefault(key, []).extend((entry.name, row) for row in rows)
-    return merged.get(name, [])  # type: ignore[return-value]
+    return merged.get(name, [])
 
 
 def _parse(table: str, model: type[M]) -> tuple[M, ...]:
     records = []
-    for filename, row in _read_table(table):  # type: ignore[attr-defined]
+    for filename, row in _read_table(table):
         try:
             records.append(model.model_validate(row))
         except ValidationError as exc:

@@ -47,7 +47,7 @@ class Sourced(BaseModel):
 
 
 def _is_fact(value: Any) -> bool:
-    return value is not None and value != [] and value != {} and value != ""
+    return value is not None and not (isinstance(value, (list, dict, str)) and len(value) == 0)
 
 
 class Release(Sourced):

@@ -1,0 +1,96 @@
+"""`torchsmith plan`: turn what the user wants into a checked, explained build plan."""
+
+from __future__ import annotations
+
+import argparse
+import os
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+from rich.table import Table
+
+from torchsmith import kb as kbmod
+from torchsmith.commands.spec_args import add_spec_arguments, spec_from_args
+from torchsmith.console import out, print_json
+from torchsmith.errors import UsageError
+from torchsmith.host.model import HostFacts
+from torchsmith.plan import BuildPlan, resolve
+
+
+def load_host(args: argparse.Namespace) -> HostFacts:
+    """Recorded facts (--host-facts FILE, for reproducible plans) or a live probe."""
+    if getattr(args, "host_facts", None):
+        path: Path = args.host_facts
+        try:
+            return HostFacts.model_validate_json(path.read_text(encoding="utf-8"))
+        except (OSError, ValidationError) as exc:
+            raise UsageError(
+                f"cannot read host facts from {path}: {exc}",
+                "give a file written by `torchsmith host --json`",
+            ) from exc
+    from torchsmith.host.probe import probe_host
+
+    return probe_host(dict(os.environ), Path.cwd())
+
+
+def plan_json(plan: BuildPlan) -> dict[str, Any]:
+    data = plan.model_dump(mode="json")
+    data["plan_hash"] = plan.plan_hash()
+    return data
+
+
+def _decisions_table(plan: BuildPlan) -> Table:
+    table = Table(title=f"torchsmith plan {plan.plan_hash()}", show_lines=False)
+    for col in ("what", "value", "from", "why"):
+        table.add_column(col)
+    rows = [
+        ("torch", plan.torch), ("python", plan.python), ("cuda", plan.cuda),
+        ("toolkit", plan.toolkit), ("compiler", plan.compiler), ("archs", plan.archs),
+        ("frontend", plan.frontend), ("max_jobs", plan.max_jobs),
+        ("max_jobs (nvcc)", plan.max_jobs_cuda), ("disk (GB)", plan.disk_gb),
+        ("cache", plan.cache),
+    ]  # fmt: skip
+    rows += [(f"feature {k}", d) for k, d in plan.features.items() if d.value is not None]
+    rows += [(f"link {k}", d) for k, d in plan.linking.items() if d.value is not None]
+    for name, d in rows:
+        value = ";".join(d.value) if isinstance(d.value, list) else d.value
+        table.add_row(name, "—" if value is None else str(value), d.origin, d.reason)
+    return table
+
+
+def _print_plan(plan: BuildPlan) -> None:
+    out.print(f"[bold]source[/]: {plan.source.kind} {plan.source.location} {plan.source.ref}")
+    for comp in plan.companions:
+        out.print(f"[bold]{comp.name}[/] {comp.version} ({comp.reason})")
+    out.print(_decisions_table(plan))
+    env = Table(title="environment")
+    for col in ("variable", "value", "why"):
+        env.add_column(col)
+    for setting in plan.env:
+        env.add_row(setting.name, setting.value, setting.reason)
+    out.print(env)
+    for fix in plan.fixes:
+        out.print(f"[bold]fix {fix.id}[/] ({fix.action}): {fix.title}\n  {fix.explanation}")
+        out.print(f"  source: {fix.source}")
+    out.print("[bold]steps[/]: " + " → ".join(s.name for s in plan.steps))
+    for warning in plan.warnings:
+        out.print(f"[yellow]warning:[/] {warning}")
+
+
+def _handle(args: argparse.Namespace) -> int:
+    resolved = spec_from_args(args)
+    plan = resolve(resolved, kbmod.load(), load_host(args))
+    if args.json:
+        print_json(plan_json(plan))
+    else:
+        _print_plan(plan)
+    return 0
+
+
+def register(sub: Any) -> None:
+    parser = sub.add_parser("plan", help="a checked, explained build plan (nothing is built)")
+    add_spec_arguments(parser)
+    parser.add_argument("--host-facts", type=Path, help="use recorded `torchsmith host --json`")
+    parser.add_argument("--json", action="store_true", help="machine-readable output")
+    parser.set_defaults(handler=_handle)

@@ -1,0 +1,141 @@
+"""Spec flags shared by `plan` and `build`: the CLI adapter of BuildSpec."""
+
+from __future__ import annotations
+
+import argparse
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from torchsmith.errors import Problem, SpecError
+from torchsmith.spec import Features, Linking
+from torchsmith.spec_sources import ResolvedSpec, resolve_spec
+
+
+def _csv(values: list[str] | None) -> tuple[str, ...] | None:
+    if not values:
+        return None
+    return tuple(part.strip() for v in values for part in v.split(",") if part.strip())
+
+
+def add_spec_arguments(parser: argparse.ArgumentParser) -> None:
+    g = parser.add_argument_group("build spec (CLI > TORCHSMITH_* env > --spec file > defaults)")
+    g.add_argument("--spec", type=Path, help="TOML spec file")
+    g.add_argument("--torch", help="release (2.5.1), 'main', or a commit")
+    g.add_argument(
+        "--with",
+        dest="companions",
+        action="append",
+        metavar="LIBS",
+        help="torchvision,torchaudio,torchtext[==VER] or auto (repeatable)",
+    )
+    g.add_argument("--python", help="Python version to build for, e.g. 3.11")
+    acc = g.add_mutually_exclusive_group()
+    acc.add_argument("--cuda", help="CUDA version, e.g. 12.4")
+    acc.add_argument("--cpu", action="store_true", help="CPU-only build")
+    g.add_argument(
+        "--gpu",
+        dest="gpus",
+        action="append",
+        metavar="TARGET",
+        help="GPU name, compute capability (8.6, 8.6+PTX, 9.0a), native or official",
+    )
+    g.add_argument("--ptx", choices=["asked", "newest", "none"], help="PTX policy")
+    g.add_argument("--preset", choices=["default", "official", "minimal"])
+    g.add_argument(
+        "--enable",
+        action="append",
+        metavar="FEATURE",
+        help=f"turn a feature on: {', '.join(Features.model_fields)}",
+    )
+    g.add_argument("--disable", action="append", metavar="FEATURE", help="turn a feature off")
+    g.add_argument(
+        "--link",
+        action="append",
+        metavar="LIB=MODE",
+        help="cuda|cudnn|nccl = dynamic|static|pip-deps",
+    )
+    g.add_argument("--toolkit", choices=["auto", "system", "pypi", "apt", "container"])
+    g.add_argument("--compiler", help="gcc-11, clang-14, ...")
+    abi = g.add_mutually_exclusive_group()
+    abi.add_argument("--cxx11-abi", dest="cxx11_abi", action="store_true", default=None)
+    abi.add_argument("--no-cxx11-abi", dest="cxx11_abi", action="store_false")
+    g.add_argument("--source", help="git | debian | path:DIR | tarball:URL | bundle:FILE")
+    g.add_argument("--git-mirror", help="base URL replacing https://github.com/")
+    g.add_argument(
+        "--in-place",
+        action="store_true",
+        default=None,
+        help="build inside a path: source (modifies it)",
+    )
+    g.add_argument(
+        "--target",
+        dest="targets",
+        action="append",
+        metavar="TARGET",
+        help="build only this CMake target (repeatable)",
+    )
+    g.add_argument("--max-jobs", type=int, help="parallel compile jobs")
+    g.add_argument("--cache", choices=["ccache", "sccache", "none"])
+    g.add_argument("--cache-dir")
+    g.add_argument(
+        "--output",
+        dest="outputs",
+        action="append",
+        choices=["wheel", "conda", "docker-image", "install"],
+    )
+    g.add_argument("--output-dir")
+    g.add_argument("--backend", choices=["local", "docker", "apptainer"])
+    g.add_argument("--build-version", help="version baked into the wheel")
+
+
+def _switches(args: argparse.Namespace, problems: list[Problem]) -> dict[str, Any]:
+    values: dict[str, Any] = {}
+    for flag, on in (("enable", True), ("disable", False)):
+        for name in _csv(getattr(args, flag)) or ():
+            values[f"features.{name.replace('-', '_')}"] = on
+    for item in _csv(args.link) or ():
+        lib, sep, mode = item.partition("=")
+        if not sep or lib not in Linking.model_fields:
+            problems.append(Problem(f"--link {item!r} is not LIB=MODE", "e.g. --link nccl=static"))
+            continue
+        values[f"linking.{lib}"] = mode
+    return values
+
+
+def cli_values(args: argparse.Namespace) -> tuple[dict[str, Any], list[Problem]]:
+    problems: list[Problem] = []
+    values: dict[str, Any] = {
+        "torch": args.torch,
+        "companions": _csv(args.companions),
+        "python": args.python,
+        "accelerator": "cpu" if args.cpu else args.cuda,
+        "gpus": _csv(args.gpus),
+        "ptx": args.ptx,
+        "preset": args.preset,
+        "toolkit": args.toolkit,
+        "compiler": args.compiler,
+        "cxx11_abi": args.cxx11_abi,
+        "source": args.source,
+        "git_mirror": args.git_mirror,
+        "in_place": args.in_place,
+        "targets": _csv(args.targets),
+        "max_jobs": args.max_jobs,
+        "cache": args.cache,
+        "cache_dir": args.cache_dir,
+        "outputs": _csv(args.outputs),
+        "output_dir": args.output_dir,
+        "backend": args.backend,
+        "build_version": args.build_version,
+    }
+    values.update(_switches(args, problems))
+    return values, problems
+
+
+def spec_from_args(args: argparse.Namespace, env: Mapping[str, str] | None = None) -> ResolvedSpec:
+    """Merge --spec FILE, TORCHSMITH_* variables and flags (in that rising precedence)."""
+    values, problems = cli_values(args)
+    if problems:
+        raise SpecError(problems)
+    return resolve_spec(file=args.spec, env=os.environ if env is None else env, cli=values)

@@ -1,0 +1,139 @@
+"""GPU targets → the TORCH_CUDA_ARCH_LIST: names, compute capabilities, `native`, `official`,
+the +PTX policy, and refusal of archs the chosen CUDA cannot compile."""
+
+from __future__ import annotations
+
+import re
+
+from packaging.version import Version
+
+from torchsmith.errors import UnknownEntryError
+from torchsmith.kb.models import CudaRelease
+from torchsmith.plan_model import Decision
+from torchsmith.planner.context import Ctx, decide
+
+_CC = re.compile(r"^(\d+)\.(\d+)([af]?)(\+PTX)?$", re.IGNORECASE)
+_SM = re.compile(r"^(?:sm_|compute_)(\d+?)(\d)([af]?)$", re.IGNORECASE)
+
+
+def _canon(entry: str) -> str | None:
+    """'8.6', '8.6+ptx', 'sm_86', '9.0A' -> canonical '8.6', '8.6+PTX', '9.0a'; else None."""
+    text = entry.strip()
+    sm = _SM.match(text)
+    if sm:
+        text = f"{sm.group(1)}.{sm.group(2)}{sm.group(3)}"
+    match = _CC.match(text)
+    if not match:
+        return None
+    ptx = "+PTX" if match.group(4) else ""
+    return f"{int(match.group(1))}.{match.group(2)}{match.group(3).lower()}{ptx}"
+
+
+def base_cc(entry: str) -> str:
+    """'9.0a+PTX' -> '9.0'."""
+    return re.sub(r"[af]?(\+PTX)?$", "", entry)
+
+
+def _cc_key(entry: str) -> tuple[int, int, str]:
+    major, minor = base_cc(entry).split(".")
+    return int(major), int(minor), entry
+
+
+def _expand(ctx: Ctx, target: str, cuda: str) -> list[str]:
+    low = target.lower()
+    if low == "native":
+        if not ctx.host.gpus:
+            ctx.problem(
+                "'native' asks for the GPUs of this machine, but none was detected",
+                "name the GPUs or compute capabilities instead, e.g. --gpu 8.6 or --gpu 'RTX 4090'",
+                "gpus",
+            )
+        return sorted({g.compute_capability for g in ctx.host.gpus})
+    if low == "official":
+        return _official(ctx, cuda)
+    canon = _canon(target)
+    if canon is not None:
+        return [canon]
+    try:
+        return [ctx.kb.gpu(target).compute_capability]
+    except UnknownEntryError as exc:
+        ctx.problem(exc.message, exc.hint, "gpus")
+        return []
+
+
+def _official(ctx: Ctx, cuda: str) -> list[str]:
+    torch = ctx.release.torch if ctx.release else ""
+    entry = ctx.kb.official_arch_list(torch, cuda) if torch else None
+    if entry is None:
+        ctx.problem(
+            f"the knowledge base has no official arch list for torch {torch} with CUDA {cuda}",
+            "name the GPU targets (e.g. --gpu 8.6 --gpu 9.0) or use a CUDA the release shipped",
+            "gpus",
+        )
+        return []
+    return [c for c in (_canon(e) for e in entry.arch_list.split(";")) if c]
+
+
+def _cudas_for(ctx: Ctx, cc: str) -> list[str]:
+    return [c.version for c in ctx.kb.cuda_releases if cc in c.archs]
+
+
+def _check_buildable(ctx: Ctx, entries: list[str], cuda: CudaRelease) -> list[str]:
+    ok = []
+    for entry in entries:
+        cc = base_cc(entry)
+        if cc in cuda.archs:
+            ok.append(entry)
+            continue
+        able = sorted(_cudas_for(ctx, cc), key=Version)
+        if not able:
+            ctx.problem(
+                f"compute capability {cc} is not one any known CUDA can compile", "", "gpus"
+            )
+            continue
+        newer = Version(able[0]) > Version(cuda.version)
+        bound = f"≥ {able[0]}" if newer else f"≤ {able[-1]}"
+        ctx.problem(
+            f"sm_{cc.replace('.', '')} needs CUDA {bound}; you asked for CUDA {cuda.version}",
+            f"drop {cc} or use --cuda {able[0] if newer else able[-1]}",
+            "gpus",
+        )
+    return ok
+
+
+def _apply_ptx(entries: list[str], policy: str) -> list[str]:
+    if policy == "none":
+        return [e.removesuffix("+PTX") for e in entries]
+    if policy == "newest" and entries and not entries[-1].endswith("+PTX"):
+        return [*entries[:-1], entries[-1] + "+PTX"]
+    return entries
+
+
+def _dedupe(entries: list[str]) -> list[str]:
+    """One entry per arch; an entry with +PTX wins over the same arch without."""
+    best: dict[str, str] = {}
+    for entry in entries:
+        key = entry.removesuffix("+PTX")
+        if entry.endswith("+PTX") or key not in best:
+            best[key] = entry
+    return sorted(best.values(), key=_cc_key)
+
+
+def resolve_archs(ctx: Ctx, cuda: CudaRelease | None) -> Decision:
+    targets = list(ctx.spec.gpus)
+    if cuda is None:
+        if targets:
+            ctx.problem(
+                f"GPU targets {targets} need a CUDA build; this is a CPU build",
+                "add --cuda VERSION, or drop the --gpu targets",
+                "gpus",
+            )
+        return decide([], "default", "CPU build: no GPU code")
+    origin = "user" if targets else "default"
+    if not targets:
+        targets = ["official"]
+    entries = [e for t in targets for e in _expand(ctx, t, cuda.version)]
+    entries = _apply_ptx(_dedupe(_check_buildable(ctx, entries, cuda)), ctx.spec.ptx)
+    if origin == "default":
+        return decide(entries, "kb", "default: the official binaries' arch list for this release")
+    return decide(entries, "user", f"from {', '.join(ctx.spec.gpus)} (PTX policy {ctx.spec.ptx})")

@@ -1,0 +1,42 @@
+"""Shared state of one planning run: the inputs, and the problems collected so far (every
+conflict is reported at once, so planners append instead of raising)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from torchsmith.errors import Problem
+from torchsmith.host.model import HostFacts
+from torchsmith.kb import KnowledgeBase
+from torchsmith.kb.models import Release
+from torchsmith.plan_model import Decision, DecisionOrigin
+from torchsmith.spec import BuildSpec
+from torchsmith.spec_sources import Origin
+
+
+@dataclass
+class Ctx:
+    spec: BuildSpec
+    origins: dict[str, Origin]
+    kb: KnowledgeBase
+    host: HostFacts
+    release: Release | None = None
+    problems: list[Problem] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+    def asked(self, key: str) -> bool:
+        """Did the user set this key (file, env or CLI) rather than leave the default?"""
+        return key in self.origins
+
+    def user(self, key: str, value: Any, what: str = "") -> Decision:
+        where = {"file": "spec file", "env": "environment", "cli": "command line"}
+        src = where.get(self.origins.get(key, "cli"), "request")
+        return Decision(value=value, origin="user", reason=what or f"asked for ({src})")
+
+    def problem(self, what: str, fix: str = "", field_name: str = "") -> None:
+        self.problems.append(Problem(what, fix, field_name))
+
+
+def decide(value: Any, origin: DecisionOrigin, reason: str) -> Decision:
+    return Decision(value=value, origin=origin, reason=reason)

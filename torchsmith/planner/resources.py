@@ -1,0 +1,55 @@
+"""Parallel jobs from RAM and cores, and the disk a build needs.
+
+Upstream's default is one job per core, which runs out of memory on small machines: C++ jobs of
+torch_cpu peak at about 1.7 GB RSS (measured: notes/debian-source-builds.md §1.6), nvcc jobs of
+ATen CUDA kernels at several GB. We budget 2 GiB per C++ job and 4 GiB per nvcc job.
+"""
+
+from __future__ import annotations
+
+from torchsmith.plan_model import Decision
+from torchsmith.planner.context import Ctx, decide
+
+GIB_PER_CXX_JOB = 2.0
+GIB_PER_NVCC_JOB = 4.0
+# Build-tree sizes. CPU: 1.13.1 Debian build/ = 0.59 GB (measured, notes §1.7); a full git
+# checkout with submodules and its build is ~10 GB. CUDA: + ~1.5 GB of objects per arch.
+DISK_SOURCE_GIT_GB = 3.0
+DISK_BUILD_CPU_GB = 8.0
+DISK_PER_ARCH_GB = 1.5
+DISK_CUDA_BASE_GB = 12.0
+
+
+def _jobs(ctx: Ctx, per_job: float, what: str) -> Decision:
+    if ctx.spec.max_jobs is not None:
+        return ctx.user("max_jobs", ctx.spec.max_jobs)
+    cores = max(1, ctx.host.cores)
+    by_ram = int(ctx.host.ram_gib // per_job) if ctx.host.ram_gib else cores
+    jobs = max(1, min(cores, by_ram))
+    limit = "RAM" if by_ram < cores else "cores"
+    return decide(
+        jobs,
+        "host",
+        f"{cores} cores, {ctx.host.ram_gib:.0f} GiB RAM at {per_job:g} GiB per {what} job: "
+        f"limited by {limit}",
+    )
+
+
+def resolve_jobs(ctx: Ctx, cuda: str | None) -> tuple[Decision, Decision]:
+    cxx = _jobs(ctx, GIB_PER_CXX_JOB, "C++")
+    if cuda is None:
+        return cxx, decide(0, "default", "CPU build: no nvcc jobs")
+    return cxx, _jobs(ctx, GIB_PER_NVCC_JOB, "nvcc")
+
+
+def resolve_disk(ctx: Ctx, cuda: str | None, n_archs: int) -> Decision:
+    need = DISK_BUILD_CPU_GB + (0 if ctx.spec.source == "debian" else DISK_SOURCE_GIT_GB)
+    if cuda is not None:
+        need += DISK_CUDA_BASE_GB + DISK_PER_ARCH_GB * max(1, n_archs)
+    reason = f"estimate for a {'CUDA' if cuda else 'CPU'} build"
+    if ctx.host.disk_free_gib and ctx.host.disk_free_gib < need:
+        ctx.warnings.append(
+            f"the build needs about {need:.0f} GB; {ctx.host.disk_free_gib:.0f} GB free at "
+            f"{ctx.host.disk_path}: free space or use another --cache-root"
+        )
+    return decide(round(need, 1), "kb", reason)

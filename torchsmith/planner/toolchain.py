@@ -1,0 +1,130 @@
+"""CUDA version, toolkit provider and host compiler."""
+
+from __future__ import annotations
+
+import re
+
+from packaging.specifiers import SpecifierSet
+from packaging.version import Version
+
+from torchsmith.errors import UnknownEntryError
+from torchsmith.host.model import Compiler
+from torchsmith.kb.models import CudaRelease
+from torchsmith.plan_model import Decision
+from torchsmith.planner.context import Ctx, decide
+
+# CUDA versions whose toolkit (nvcc included) comes as PyPI wheels under nvidia/cu13/.
+PYPI_FULL_TOOLKIT = SpecifierSet(">=13.0")
+# Distribution packages: Debian non-free nvidia-cuda-toolkit.
+APT_TOOLKITS = {"11.8": "Debian bookworm non-free", "12.4": "Debian trixie non-free"}
+_COMPILER_RE = re.compile(r"^(gcc|clang)-?(\d+)$")
+
+
+def resolve_cuda(ctx: Ctx) -> tuple[Decision, CudaRelease | None]:
+    cuda = ctx.spec.cuda
+    if cuda is None:
+        reason = "asked for a CPU build" if ctx.asked("accelerator") else "default: CPU build"
+        if ctx.asked("accelerator"):
+            return ctx.user("accelerator", None, reason), None
+        return decide(None, "default", reason), None
+    try:
+        info = ctx.kb.cuda(cuda)
+    except UnknownEntryError as exc:
+        ctx.problem(exc.message, exc.hint, "accelerator")
+        return ctx.user("accelerator", cuda), None
+    rel = ctx.release
+    if rel and rel.cuda_min and Version(cuda) < Version(rel.cuda_min):
+        ctx.problem(
+            f"torch {rel.torch} needs CUDA ≥ {rel.cuda_min}; you asked for CUDA {cuda}",
+            f"use --cuda {rel.cuda[-1] if rel.cuda else rel.cuda_min} or an older torch",
+            "accelerator",
+        )
+    if rel and rel.cuda and cuda not in rel.cuda:
+        ctx.warnings.append(
+            f"CUDA {cuda} is not among torch {rel.torch}'s official CUDA versions "
+            f"({', '.join(rel.cuda)}): the known fixes for this combination are applied"
+        )
+    return ctx.user("accelerator", cuda), info
+
+
+def resolve_toolkit(ctx: Ctx, cuda: str | None) -> Decision:
+    if cuda is None:
+        return decide(None, "default", "CPU build: no CUDA toolkit")
+    if ctx.spec.toolkit != "auto":
+        return ctx.user("toolkit", ctx.spec.toolkit)
+    for tk in ctx.host.cuda_toolkits:
+        if tk.version == cuda:
+            return decide("system", "host", f"CUDA {cuda} found at {tk.root} ({tk.origin})")
+    if Version(cuda) in PYPI_FULL_TOOLKIT:
+        return decide("pypi", "kb", f"CUDA {cuda}: complete toolkit from NVIDIA's PyPI wheels")
+    if cuda in APT_TOOLKITS:
+        return decide("apt", "kb", f"CUDA {cuda}: nvidia-cuda-toolkit from {APT_TOOLKITS[cuda]}")
+    ctx.warnings.append(
+        f"no local or PyPI/apt provider has nvcc for CUDA {cuda} (PyPI's -cu11/-cu12 wheels have "
+        "only ptxas and libraries): use --backend docker with an nvidia/cuda image, NVIDIA's "
+        "apt/dnf repository, or conda's cuda-nvcc"
+    )
+    return decide("container", "kb", f"CUDA {cuda}: only a CUDA container image provides nvcc")
+
+
+def _wanted_compiler(ctx: Ctx) -> tuple[str, int] | None:
+    if ctx.spec.compiler is None:
+        return None
+    match = _COMPILER_RE.match(ctx.spec.compiler.strip())
+    if not match:
+        ctx.problem(
+            f"compiler {ctx.spec.compiler!r} is not understood",
+            "write it as gcc-11 or clang-14",
+            "compiler",
+        )
+        return None
+    return match.group(1), int(match.group(2))
+
+
+def _gcc_min(ctx: Ctx) -> int:
+    rel = ctx.release
+    return int(rel.gcc_min.split(".")[0]) if rel and rel.gcc_min else 0
+
+
+def _check_compiler(ctx: Ctx, family: str, major: int, cuda: CudaRelease | None) -> None:
+    limit = None if cuda is None else (cuda.gcc_max if family == "gcc" else cuda.clang_max)
+    if cuda is not None and limit is not None and major > limit:
+        ctx.problem(
+            f"CUDA {cuda.version} accepts {family} ≤ {limit}; you asked for {family}-{major}",
+            f"use --compiler {family}-{limit} (Debian/Ubuntu: apt-get install {family}-{limit}"
+            f"{' g++-' + str(limit) if family == 'gcc' else ''}) or a newer --cuda",
+            "compiler",
+        )
+    if family == "gcc" and major < _gcc_min(ctx):
+        rel = ctx.release
+        assert rel is not None
+        ctx.problem(
+            f"torch {rel.torch} needs GCC ≥ {rel.gcc_min}; you asked for gcc-{major}",
+            f"use --compiler gcc-{_gcc_min(ctx)} or newer",
+            "compiler",
+        )
+
+
+def _fits(ctx: Ctx, comp: Compiler, cuda: CudaRelease | None) -> bool:
+    if comp.family != "gcc" or comp.cxx is None:
+        return False
+    limit = cuda.gcc_max if cuda else 1000
+    return _gcc_min(ctx) <= comp.major <= limit
+
+
+def resolve_compiler(ctx: Ctx, cuda: CudaRelease | None) -> Decision:
+    wanted = _wanted_compiler(ctx)
+    if wanted is not None:
+        _check_compiler(ctx, *wanted, cuda)
+        return ctx.user("compiler", f"{wanted[0]}-{wanted[1]}")
+    fitting = sorted((c for c in ctx.host.compilers if _fits(ctx, c, cuda)), key=lambda c: c.major)
+    bound = f"CUDA {cuda.version} accepts gcc ≤ {cuda.gcc_max}" if cuda else "no CUDA limit"
+    if fitting:
+        best = fitting[-1]
+        return decide(best.label, "host", f"newest gcc here that fits ({bound}): {best.cc}")
+    major = cuda.gcc_max if cuda else max((c.major for c in ctx.host.compilers), default=12)
+    ctx.warnings.append(
+        f"gcc-{major} is needed ({bound}) but not installed: "
+        f"apt-get install gcc-{major} g++-{major} (or build with --install-deps)"
+    )
+    return decide(f"gcc-{major}", "kb", f"{bound}; not installed here yet")

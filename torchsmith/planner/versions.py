@@ -1,0 +1,163 @@
+"""Which torch, which companions, which Python, which source."""
+
+from __future__ import annotations
+
+import re
+
+from packaging.version import Version
+
+from torchsmith.errors import UnknownEntryError
+from torchsmith.kb.models import Release
+from torchsmith.plan_model import CompanionPlan, Decision, SourcePlan
+from torchsmith.planner.context import Ctx, decide
+from torchsmith.spec import COMPANIONS
+
+PYTORCH_GIT = "https://github.com/pytorch/pytorch.git"
+_COMMIT = re.compile(r"^[0-9a-f]{7,40}$")
+
+
+def resolve_torch(ctx: Ctx) -> Decision:
+    wanted = ctx.spec.torch
+    if wanted is None:
+        rel = ctx.kb.newest_release()
+        ctx.release = rel
+        return decide(rel.torch, "default", "newest release the knowledge base knows")
+    if _COMMIT.match(wanted.lower()):
+        ctx.release = ctx.kb.release("main")
+        ctx.warnings.append(
+            f"commit {wanted}: planned with the facts of `main`; a commit from an older branch "
+            "may need an older release's settings (give --torch X.Y.Z for those)"
+        )
+        return ctx.user("torch", wanted.lower(), "a commit; planned with main's facts")
+    try:
+        ctx.release = ctx.kb.release(wanted)
+    except UnknownEntryError as exc:
+        ctx.problem(exc.message, exc.hint, "torch")
+        return ctx.user("torch", wanted)
+    return ctx.user("torch", ctx.release.torch)
+
+
+def tag_of(torch: str, rel: Release | None) -> str:
+    if _COMMIT.match(torch):
+        return torch
+    return rel.tag if rel else f"v{torch}"
+
+
+def _companion_version(rel: Release, name: str) -> str | None:
+    value: str | None = getattr(rel, name)
+    return value
+
+
+def _companion_tag(name: str, version: str) -> str:
+    return f"v{version}"
+
+
+def resolve_companions(ctx: Ctx) -> list[CompanionPlan]:
+    rel = ctx.release
+    if rel is None:
+        return []
+    asked = list(ctx.spec.companions)
+    if "auto" in asked:
+        asked = [c for c in COMPANIONS if _companion_version(rel, c)] + [
+            a for a in asked if a != "auto"
+        ]
+    plans: dict[str, CompanionPlan] = {}
+    for item in asked:
+        name, _, pin = item.partition("=")
+        pin = pin.lstrip("=")
+        plan = _one_companion(ctx, rel, name, pin)
+        if plan is not None:
+            plans.setdefault(name, plan)
+    return list(plans.values())
+
+
+def _one_companion(ctx: Ctx, rel: Release, name: str, pin: str) -> CompanionPlan | None:
+    version = _companion_version(rel, name)
+    source = rel.sources.get(name) or rel.sources.get("*", "")
+    if version is None:
+        ctx.problem(
+            f"{name} has no release matching torch {rel.torch}",
+            f"drop {name}, or pick a torch release that {name} still followed "
+            f"(`torchsmith kb releases` shows them)",
+            "companions",
+        )
+        return None
+    if pin and pin != version:
+        ctx.problem(
+            f"{name} {pin} does not match torch {rel.torch}: the matching release is {version}",
+            f"use {name}=={version}, or the torch release that {name} {pin} was made for",
+            "companions",
+        )
+        return None
+    reason = f"matching release of torch {rel.torch} ({source})"
+    return CompanionPlan(
+        name=name, version=version, tag=_companion_tag(name, version), reason=reason
+    )
+
+
+def _minor(text: str) -> Version:
+    return Version(".".join(text.split(".")[:2]))
+
+
+def resolve_python(ctx: Ctx) -> Decision:
+    rel = ctx.release
+    if ctx.spec.python is not None:
+        wanted = ctx.spec.python
+        if rel and not (_minor(rel.python_min) <= _minor(wanted) <= _minor(rel.python_max)):
+            ctx.problem(
+                f"torch {rel.torch} supports Python {rel.python_min}–{rel.python_max}; "
+                f"you asked for Python {wanted}",
+                f"use --python {rel.python_max}, or a torch release that supports {wanted}",
+                "python",
+            )
+        return ctx.user("python", wanted)
+    if rel is None:
+        return decide(None, "default", "unknown torch release")
+    for py in ctx.host.pythons:
+        if _minor(rel.python_min) <= _minor(py.minor) <= _minor(rel.python_max):
+            return decide(py.minor, "host", f"{py.path} is Python {py.version}, supported")
+    return decide(
+        rel.python_max,
+        "kb",
+        f"newest Python torch {rel.torch} supports (no supported interpreter found here; "
+        "it will be provisioned)",
+    )
+
+
+def resolve_source(ctx: Ctx, torch: str) -> SourcePlan:
+    spec = ctx.spec
+    kind, _, location = spec.source.partition(":")
+    if kind == "git":
+        return SourcePlan(
+            kind="git",
+            location=PYTORCH_GIT,
+            ref=tag_of(torch, ctx.release),
+            git_mirror=spec.git_mirror,
+            reason="git clone of the release tag with submodules"
+            + (f", through mirror {spec.git_mirror}" if spec.git_mirror else ""),
+        )
+    if kind == "debian":
+        return _debian_source(ctx, torch)
+    ref = "" if kind == "path" else location
+    return SourcePlan(
+        kind=kind,
+        location=location,
+        ref=ref,
+        in_place=spec.in_place,
+        reason=f"{kind} source given by the user",
+    )
+
+
+def _debian_source(ctx: Ctx, torch: str) -> SourcePlan:
+    try:
+        pkg = ctx.kb.debian_package("pytorch", torch)
+    except UnknownEntryError as exc:
+        ctx.problem(exc.message, exc.hint, "source")
+        return SourcePlan(kind="debian", location="pytorch", ref="", reason="not available")
+    return SourcePlan(
+        kind="debian",
+        location="pytorch",
+        ref=pkg.version,
+        reason=f"Debian {pkg.suite} source package pytorch {pkg.version} (DFSG: no "
+        "submodules, built against system libraries)",
+    )
