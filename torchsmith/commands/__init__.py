@@ -8,4 +8,6 @@ they never print tracebacks or call ``sys.exit``.
 COMMAND_MODULES: tuple[str, ...] = (
     "torchsmith.commands.plan",
     "torchsmith.commands.kb",
+    "torchsmith.commands.host",
+    "torchsmith.commands.build",
 )

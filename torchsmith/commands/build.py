@@ -1,0 +1,109 @@
+"""`torchsmith build`: turn a plan into a torch wheel (or, with --target, a partial build)."""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from torchsmith import kb as kbmod
+from torchsmith.backends import make_executor
+from torchsmith.commands.plan import load_host
+from torchsmith.commands.spec_args import add_spec_arguments, spec_from_args
+from torchsmith.console import out, print_json
+from torchsmith.errors import BuildError
+from torchsmith.plan import resolve
+from torchsmith.report.progress import make_reporter
+from torchsmith.report.summary import render_summary
+from torchsmith.steps.context import BuildOptions
+from torchsmith.steps.pipeline import BuildResult, run_build
+
+
+def default_cache_root(env: Mapping[str, str]) -> Path:
+    """TORCHSMITH_CACHE_ROOT, else $XDG_CACHE_HOME/torchsmith, else ~/.cache/torchsmith."""
+    if env.get("TORCHSMITH_CACHE_ROOT"):
+        return Path(env["TORCHSMITH_CACHE_ROOT"]).expanduser()
+    base = Path(env["XDG_CACHE_HOME"]) if env.get("XDG_CACHE_HOME") else Path.home() / ".cache"
+    return base / "torchsmith"
+
+
+def _doctor_hint(exc: BuildError) -> str | None:
+    """The top cause from torchsmith.doctor, when that module offers ``diagnose``."""
+    try:
+        doctor: Any = importlib.import_module("torchsmith.doctor")
+        diagnose = doctor.diagnose
+    except (ImportError, AttributeError):
+        return None
+    text = Path(exc.log_path).read_text(errors="replace") if exc.log_path else ""
+    try:
+        found = diagnose(text)
+    except Exception:  # the doctor must never hide the build's own error
+        return None
+    items = list(found) if isinstance(found, list | tuple) else [found]
+    return str(items[0]) if items and items[0] is not None else None
+
+
+def _with_diagnosis(exc: BuildError) -> BuildError:
+    cause = _doctor_hint(exc)
+    if not cause:
+        return exc
+    return BuildError(
+        exc.message,
+        f"likely cause (torchsmith doctor): {cause}\n{exc.hint}".rstrip(),
+        log_path=exc.log_path,
+        excerpt=exc.excerpt,
+        returncode=exc.returncode,
+    )
+
+
+def _run(args: argparse.Namespace, env: dict[str, str]) -> BuildResult:
+    plan = resolve(spec_from_args(args, env), kbmod.load(), load_host(args))
+    root = args.cache_root or default_cache_root(env)
+    options = BuildOptions(
+        cache_root=Path(root).expanduser().resolve(),
+        output_dir=Path(plan.output_dir).expanduser().resolve(),
+        install_deps=bool(args.install_deps),
+    )
+    reporter = make_reporter(out)
+    try:
+        with make_executor(plan.backend, env) as executor:
+            return run_build(plan, options, executor, reporter)
+    except BuildError as exc:
+        raise _with_diagnosis(exc) from exc
+    finally:
+        reporter.close()
+
+
+def _handle(args: argparse.Namespace) -> int:
+    result = _run(args, dict(os.environ))
+    if args.json:
+        print_json(result.manifest)
+        return 0
+    wheel = str(result.wheel) if result.wheel else None
+    out.print(render_summary(result.manifest, str(result.manifest_paths[0]), wheel))
+    out.print(f"logs: {result.log_dir}", markup=False)
+    return 0
+
+
+def register(sub: Any) -> None:
+    parser = sub.add_parser("build", help="build torch from source (a wheel, or --target only)")
+    add_spec_arguments(parser)
+    parser.add_argument(
+        "--host-facts", type=Path, help="plan with recorded `torchsmith host --json`"
+    )
+    parser.add_argument(
+        "--install-deps",
+        action="store_true",
+        help="let the source provider install the system packages it needs (apt)",
+    )
+    parser.add_argument(
+        "--cache-root",
+        type=Path,
+        help="where sources, build dirs and the compiler cache live "
+        "(default: $TORCHSMITH_CACHE_ROOT or ~/.cache/torchsmith)",
+    )
+    parser.add_argument("--json", action="store_true", help="print the manifest as JSON")
+    parser.set_defaults(handler=_handle)

@@ -1,0 +1,99 @@
+"""The build manifest: everything needed to know what a build was and to repeat it.
+
+Pure functions: :func:`build_manifest` assembles the JSON document from what the steps
+recorded; nothing here runs a command.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from torchsmith import __version__
+from torchsmith.cache import CacheStats
+from torchsmith.plan_model import BuildPlan
+from torchsmith.sources.base import SourceTree
+
+MANIFEST_SCHEMA = 1
+
+
+def sha256_file(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def artifact_record(path: Path, name: str | None = None) -> dict[str, Any]:
+    return {"name": name or path.name, "size": path.stat().st_size, "sha256": sha256_file(path)}
+
+
+def cache_record(kind: str, stats: CacheStats | None) -> dict[str, Any]:
+    if stats is None:
+        return {"kind": kind, "hits": None, "misses": None, "hit_rate": None}
+    rate = None if stats.hit_rate is None else round(stats.hit_rate, 4)
+    return {"kind": kind, "hits": stats.hits, "misses": stats.misses, "hit_rate": rate}
+
+
+def source_record(tree: SourceTree, build_tree: Path) -> dict[str, Any]:
+    return {
+        "kind": tree.kind,
+        "version": tree.version,
+        "identity": tree.identity,
+        "fetched_to": str(tree.root),
+        "built_in": str(build_tree),
+        "details": dict(tree.details),
+    }
+
+
+@dataclass(frozen=True)
+class ManifestInputs:
+    """What the steps recorded, gathered for the manifest."""
+
+    plan: BuildPlan
+    source: dict[str, Any]
+    toolchain: Mapping[str, str]
+    env: Mapping[str, str]
+    cmake_cache: Mapping[str, str]
+    stages: Mapping[str, float]
+    ninja: Mapping[str, Any]
+    compiler_cache: Mapping[str, Any]
+    fixes: Sequence[Mapping[str, str]]
+    artifacts: Sequence[Mapping[str, Any]]
+    workspace: Path
+
+
+def build_manifest(inputs: ManifestInputs) -> dict[str, Any]:
+    plan = inputs.plan
+    return {
+        "schema_version": MANIFEST_SCHEMA,
+        "kind": "partial" if plan.targets else "wheel",
+        "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "torchsmith": __version__,
+        "plan_hash": plan.plan_hash(),
+        "plan": plan.model_dump(mode="json"),
+        "targets": list(plan.targets),
+        "source": dict(inputs.source),
+        "toolchain": dict(sorted(inputs.toolchain.items())),
+        "env": dict(sorted(inputs.env.items())),
+        "cmake_cache": dict(sorted(inputs.cmake_cache.items())),
+        "stages": {k: round(v, 1) for k, v in inputs.stages.items()},
+        "total_seconds": round(sum(inputs.stages.values()), 1),
+        "ninja": dict(inputs.ninja),
+        "compiler_cache": dict(inputs.compiler_cache),
+        "fixes": [dict(f) for f in inputs.fixes],
+        "artifacts": [dict(a) for a in inputs.artifacts],
+        "workspace": str(inputs.workspace),
+    }
+
+
+def manifest_name(plan: BuildPlan, wheel: Path | None) -> str:
+    """``<wheel name without .whl>.manifest.json``, or one named by the plan for partial builds."""
+    if wheel is not None:
+        return wheel.name.removesuffix(".whl") + ".manifest.json"
+    return f"torchsmith-partial-{plan.plan_hash()}.manifest.json"

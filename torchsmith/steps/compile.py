@@ -1,0 +1,86 @@
+"""Step "compile": ninja through ``cmake --build``, with live [N/M] progress and an ETA.
+
+Partial builds name their CMake targets (or object paths) with ``--target``; full builds build
+``all``. Ninja keeps every finished object, so a stopped build (Ctrl-C, SIGKILL) resumes where it
+stopped. The compiler cache's statistics are read before and after, for the hit rate.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from torchsmith.cache import CacheStats
+from torchsmith.report.ninja import NinjaStatus, parse_status
+from torchsmith.report.progress import Reporter
+from torchsmith.steps.configure import build_dir
+from torchsmith.steps.context import BuildContext
+from torchsmith.steps.environment import BuildEnv
+
+STAGE = "compile"
+
+
+@dataclass(frozen=True)
+class CompileResult:
+    targets: list[str]
+    edges_run: int
+    edges_total: int
+    seconds_by_kind: dict[str, float]
+    cache: CacheStats | None
+
+
+class NinjaWatcher:
+    """Feeds ninja's status lines to the reporter and times codegen / compile / link: the time
+    between two status lines goes to the kind of edge that just finished."""
+
+    def __init__(self, reporter: Reporter) -> None:
+        self.reporter = reporter
+        self.last: NinjaStatus | None = None
+        self.seconds: dict[str, float] = {}
+        self._stamp = time.monotonic()
+
+    def __call__(self, line: str) -> None:
+        status = parse_status(line)
+        if status is None:
+            return
+        now = time.monotonic()
+        self.seconds[status.kind] = self.seconds.get(status.kind, 0.0) + now - self._stamp
+        self._stamp = now
+        self.last = status
+        self.reporter.ninja(status)
+
+
+def build_command(bdir: Path, targets: list[str], jobs: int) -> list[str]:
+    argv = ["cmake", "--build", str(bdir), "--parallel", str(jobs)]
+    if targets:
+        argv += ["--target", *targets]
+    return argv
+
+
+def read_cache_stats(ctx: BuildContext, benv: BuildEnv) -> CacheStats | None:
+    command = benv.cache.stats_command()
+    if command is None:
+        return None
+    done = ctx.executor.run(command, env=benv.env, check=False)
+    return benv.cache.parse_stats("\n".join(done.tail)) if done.returncode == 0 else None
+
+
+def compile_targets(ctx: BuildContext, tree: Path, benv: BuildEnv) -> CompileResult:
+    targets = list(ctx.plan.targets)
+    before = read_cache_stats(ctx, benv)
+    watcher = NinjaWatcher(ctx.reporter)
+    jobs = int(ctx.plan.max_jobs.value)
+    with ctx.stage(STAGE, ", ".join(targets) if targets else "all targets"):
+        argv = build_command(build_dir(tree), targets, jobs)
+        ctx.executor.run(argv, env=benv.env, cwd=tree, log_path=ctx.log(STAGE), on_line=watcher)
+    after = read_cache_stats(ctx, benv)
+    stats = after.minus(before) if after and before else None
+    last = watcher.last
+    return CompileResult(
+        targets=targets or ["all"],
+        edges_run=last.finished if last else 0,
+        edges_total=last.total if last else 0,
+        seconds_by_kind={k: round(v, 1) for k, v in sorted(watcher.seconds.items())},
+        cache=stats,
+    )

@@ -1,0 +1,80 @@
+"""Step "configure": CMake configure, once per workspace.
+
+Releases with a ``setup.py`` configure through it (``setup.py build --cmake-only``: it turns the
+``BUILD_*``/``USE_*``/``CMAKE_*`` variables into ``-D`` options, the same switches as the plan's
+``cmake_args``, and runs the dry-run codegen CMake needs); a tree without one is configured
+with ``cmake -G Ninja`` and the plan's ``cmake_args``. A finished configure (``build.ninja``
+present) is not redone: ninja re-runs CMake by itself when a CMake file changes.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from torchsmith.steps.context import BuildContext
+from torchsmith.steps.environment import BuildEnv
+
+STAGE = "configure"
+
+# CMakeCache.txt entries worth recording: the switches and the toolchain they resolved to.
+CACHE_PREFIXES = ("USE_", "BUILD_", "BLAS", "TORCH_", "CAFFE2_", "CUDA_", "PYTHON_EXECUTABLE")
+CACHE_KEYS = frozenset(
+    {
+        "CMAKE_BUILD_TYPE",
+        "CMAKE_C_COMPILER",
+        "CMAKE_CXX_COMPILER",
+        "CMAKE_CUDA_COMPILER",
+        "CMAKE_CXX_FLAGS",
+        "CMAKE_C_COMPILER_LAUNCHER",
+        "CMAKE_CXX_COMPILER_LAUNCHER",
+        "CMAKE_CUDA_COMPILER_LAUNCHER",
+        "CMAKE_GENERATOR",
+        "CMAKE_INSTALL_PREFIX",
+    }
+)
+
+
+def build_dir(tree: Path) -> Path:
+    return tree / "build"
+
+
+def configure_command(tree: Path, benv: BuildEnv, cmake_args: list[str]) -> list[str]:
+    if (tree / "setup.py").is_file():
+        return [str(benv.python), "setup.py", "build", "--cmake-only"]
+    return ["cmake", "-S", str(tree), "-B", str(build_dir(tree)), "-G", "Ninja", *cmake_args]
+
+
+def configure(ctx: BuildContext, tree: Path, benv: BuildEnv) -> None:
+    bdir = build_dir(tree)
+    if (bdir / "build.ninja").is_file() and (bdir / "CMakeCache.txt").is_file():
+        return
+    log = ctx.log(STAGE)
+    with ctx.stage(STAGE, "CMake configure"):
+        argv = configure_command(tree, benv, ctx.plan.cmake_args)
+        ctx.executor.run(argv, env=benv.env, cwd=tree, log_path=log)
+
+
+def parse_cmake_cache(text: str) -> dict[str, str]:
+    """Every ``NAME:TYPE=VALUE`` entry of a CMakeCache.txt (INTERNAL/STATIC ones left out)."""
+    values: dict[str, str] = {}
+    for line in text.splitlines():
+        if not line or line.startswith(("#", "//")):
+            continue
+        key, sep, value = line.partition("=")
+        name, _, kind = key.partition(":")
+        if sep and kind not in ("INTERNAL", "STATIC"):
+            values[name] = value
+    return values
+
+
+def cache_values_that_matter(values: dict[str, str]) -> dict[str, str]:
+    return {
+        k: v for k, v in sorted(values.items()) if k in CACHE_KEYS or k.startswith(CACHE_PREFIXES)
+    }
+
+
+def read_cmake_cache(tree: Path) -> dict[str, str]:
+    path = build_dir(tree) / "CMakeCache.txt"
+    if not path.is_file():
+        return {}
+    return cache_values_that_matter(parse_cmake_cache(path.read_text(errors="replace")))

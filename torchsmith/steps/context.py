@@ -1,0 +1,75 @@
+"""What every build step gets: the plan, the workspace, the executor, the progress reporter,
+and a record of each stage's wall time."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from torchsmith.backends.base import Executor
+from torchsmith.errors import BuildError, ToolError
+from torchsmith.plan_model import BuildPlan
+from torchsmith.report.progress import Reporter
+from torchsmith.workspace import Workspace
+
+
+@dataclass(frozen=True)
+class BuildOptions:
+    """Choices of the build command that are not part of the plan (they do not change the
+    result, so they do not change the plan hash)."""
+
+    cache_root: Path
+    output_dir: Path
+    install_deps: bool = False
+
+
+@dataclass(frozen=True)
+class BuildContext:
+    plan: BuildPlan
+    workspace: Workspace
+    executor: Executor
+    reporter: Reporter
+    options: BuildOptions
+    timings: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def partial(self) -> bool:
+        return bool(self.plan.targets)
+
+    def log(self, stage: str) -> Path:
+        return self.workspace.log(stage)
+
+    @contextmanager
+    def stage(self, name: str, what: str) -> Iterator[None]:
+        """Time a stage, show it, and turn a failed command into a :class:`BuildError` that
+        names the stage, the first real error lines and the log."""
+        self.reporter.stage_started(name, what)
+        start = time.monotonic()
+        try:
+            yield
+        except BuildError:
+            raise
+        except ToolError as exc:
+            raise stage_error(name, exc) from exc
+        finally:
+            self.timings[name] = self.timings.get(name, 0.0) + time.monotonic() - start
+        self.reporter.stage_finished(name, self.timings[name])
+
+
+def stage_error(stage: str, exc: ToolError) -> BuildError:
+    return BuildError(
+        f"stage {stage!r} failed: {exc.message}",
+        exc.hint or "read the relevant lines and the full log; fix, then run the same command "
+        "again to resume",
+        log_path=exc.log_path,
+        excerpt=exc.excerpt,
+        returncode=exc.returncode,
+    )
+
+
+def effective_env(env: Mapping[str, str], keys: set[str]) -> dict[str, str]:
+    """The subset of ``env`` torchsmith set on purpose (never the whole user environment)."""
+    return {k: env[k] for k in sorted(keys) if k in env}

@@ -1,0 +1,128 @@
+"""Step "environment": the isolated Python env with the tree's own build requirements, and the
+environment variables of the build (the plan's, the compilers, the compiler cache, MAX_JOBS).
+
+The Python env is a venv in the workspace. For Debian's system-library route it sees the system
+site-packages (Debian's python3-numpy/yaml are what that route builds against); otherwise it is
+fully isolated. Requirements come from the tree's ``pyproject.toml`` build-system table, else its
+``requirements.txt``; ``cmake``/``ninja`` are left out when the machine has them (a PyPI CMake 4
+cannot configure old releases) and so is the ``dataclasses`` back-port (stdlib since 3.7).
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from torchsmith.cache import CompilerCache, make_cache
+from torchsmith.plan_model import BuildPlan
+from torchsmith.report.ninja import NINJA_STATUS
+from torchsmith.steps.context import BuildContext
+from torchsmith.steps.preflight import Toolchain
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+STAGE = "environment"
+_NAME = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)")
+_SKIP_ALWAYS = frozenset({"dataclasses"})
+_SYSTEM_TOOLS = frozenset({"cmake", "ninja"})
+_DROP = ("PYTHONPATH", "PYTHONHOME", "VIRTUAL_ENV", "CONDA_PREFIX")
+
+
+@dataclass(frozen=True)
+class BuildEnv:
+    """The Python and the variables every later stage runs with."""
+
+    python: Path
+    env: dict[str, str]
+    cache: CompilerCache
+    set_keys: frozenset[str]
+
+
+def read_build_requirements(tree: Path) -> list[str]:
+    """The tree's own build requirements: pyproject's build-system table, else requirements.txt."""
+    pyproject = tree / "pyproject.toml"
+    if pyproject.is_file():
+        table = tomllib.loads(pyproject.read_text(encoding="utf-8")).get("build-system", {})
+        if table.get("requires"):
+            return [str(r) for r in table["requires"]]
+    reqs = tree / "requirements.txt"
+    if not reqs.is_file():
+        return []
+    lines = (line.split("#", 1)[0].strip() for line in reqs.read_text().splitlines())
+    return [line for line in lines if line and not line.startswith("-")]
+
+
+def requirement_name(req: str) -> str:
+    match = _NAME.match(req)
+    return match.group(1).lower().replace("_", "-") if match else req
+
+
+def select_requirements(reqs: list[str], system_tools: set[str]) -> list[str]:
+    """Requirements to pip-install: duplicates, stdlib back-ports and tools the host has dropped."""
+    chosen: dict[str, str] = {}
+    for req in reqs:
+        name = requirement_name(req)
+        if name in _SKIP_ALWAYS or (name in _SYSTEM_TOOLS and name in system_tools):
+            continue
+        chosen.setdefault(name, req)
+    return list(chosen.values())
+
+
+def compose_env(
+    base: Mapping[str, str],
+    plan: BuildPlan,
+    tools: Toolchain,
+    venv: Path,
+    cache: CompilerCache,
+) -> tuple[dict[str, str], frozenset[str]]:
+    """The build's variables: base env (less Python overrides) < cache < compilers < plan."""
+    env = {k: v for k, v in base.items() if k not in _DROP}
+    own: dict[str, str] = {
+        **cache.env(),
+        "CC": tools.cc,
+        "CXX": tools.cxx,
+        "MAX_JOBS": str(plan.max_jobs.value),
+        "CMAKE_GENERATOR": "Ninja",
+        "NINJA_STATUS": NINJA_STATUS,
+    }
+    if plan.cuda.value is not None:
+        own["CUDAHOSTCXX"] = tools.cxx
+        if plan.arch_list:
+            own["TORCH_CUDA_ARCH_LIST"] = plan.arch_list
+    own.update(plan.env_dict())
+    own["VIRTUAL_ENV"] = str(venv)
+    own["PATH"] = f"{venv / 'bin'}:{base.get('PATH', '/usr/bin:/bin')}"
+    env.update(own)
+    return env, frozenset(own)
+
+
+def _make_venv(ctx: BuildContext, tools: Toolchain, tree: Path, env: Mapping[str, str]) -> None:
+    venv = ctx.workspace.venv
+    log = ctx.log(STAGE)
+    args: list[str | Path] = ["-m", "venv", "--clear"]
+    if ctx.plan.source.kind == "debian":
+        args.append("--system-site-packages")
+    ctx.executor.run([tools.python, *args, venv], env=env, log_path=log)
+    have = {name for name in _SYSTEM_TOOLS if getattr(tools, name, None)}
+    reqs = select_requirements([*read_build_requirements(tree), "wheel"], have)
+    pip: list[str | Path] = [venv / "bin" / "python", "-m", "pip", "install", "-q"]
+    pip.append("--disable-pip-version-check")
+    ctx.executor.run([*pip, *reqs], env=env, log_path=log)
+
+
+def prepare_environment(ctx: BuildContext, tools: Toolchain, tree: Path) -> BuildEnv:
+    """Make (once) the workspace's Python env; compose the build's variables."""
+    venv = ctx.workspace.venv
+    cache = make_cache(str(ctx.plan.cache.value), ctx.options.cache_root, tools.cache)
+    env, keys = compose_env(ctx.executor.environment(), ctx.plan, tools, venv, cache)
+    if not ctx.workspace.is_done(STAGE):
+        with ctx.stage(STAGE, f"Python env {venv} + build requirements"):
+            _make_venv(ctx, tools, tree, env)
+        ctx.workspace.mark_done(STAGE)
+    return BuildEnv(venv / "bin" / "python", env, cache, keys)

@@ -1,0 +1,128 @@
+"""Checks before any work starts: the compilers, CMake, ninja, the compiler cache and the
+Python the plan needs are there, and the disk has room. Every problem is reported at once, as
+a :class:`HostError`, before a minute is spent building."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from torchsmith.backends.base import Executor
+from torchsmith.errors import HostError
+from torchsmith.plan_model import BuildPlan
+
+_CXX = {"gcc": "g++", "clang": "clang++"}
+
+
+@dataclass(frozen=True)
+class Toolchain:
+    """The programs the build uses, as full paths, and their versions (for the manifest)."""
+
+    cc: str
+    cxx: str
+    cmake: str
+    ninja: str
+    python: str
+    cache: str | None
+    versions: dict[str, str] = field(default_factory=dict)
+
+
+def compiler_candidates(label: str) -> list[tuple[str, str]]:
+    """(cc, cxx) names to look for, for a plan compiler like 'gcc-12' or 'clang-14'."""
+    family, _, major = label.partition("-")
+    cxx = _CXX.get(family, f"{family}++")
+    names = [(f"{family}-{major}", f"{cxx}-{major}")] if major else []
+    return [*names, (family, cxx)]
+
+
+def base_python(plan: BuildPlan) -> list[str]:
+    """Interpreters to build the Python env from, best first. Debian's system-library route
+    needs the system python3 (the Debian python3-* modules are only visible to it)."""
+    if plan.source.kind == "debian":
+        return ["/usr/bin/python3"]
+    version = str(plan.python.value or "")
+    return [f"python{version}", "python3"] if version else ["python3"]
+
+
+def _first(ex: Executor, names: list[str], env: Mapping[str, str]) -> str | None:
+    for name in names:
+        found = ex.which(name, env) if "/" not in name else (name if Path(name).exists() else None)
+        if found:
+            return found
+    return None
+
+
+def _version(ex: Executor, argv: list[str], env: Mapping[str, str]) -> str:
+    done = ex.run(argv, env=env, check=False)
+    lines = [line for line in done.tail if line.strip()]
+    return lines[0].strip() if done.returncode == 0 and lines else "unknown"
+
+
+def _find_compilers(ex: Executor, plan: BuildPlan, env: Mapping[str, str]) -> tuple[str, str]:
+    label = str(plan.compiler.value or "gcc")
+    for cc, cxx in compiler_candidates(label):
+        cc_path, cxx_path = ex.which(cc, env), ex.which(cxx, env)
+        if cc_path and cxx_path:
+            return cc_path, cxx_path
+    raise HostError(
+        f"the plan's compiler {label} (C and C++) is not on PATH",
+        f"install it (Debian: apt-get install {label.replace('gcc', 'g++')}) or pass --compiler",
+    )
+
+
+def _check_disk(ex: Executor, plan: BuildPlan, where: Path) -> None:
+    need = float(plan.disk_gb.value or 0)
+    free = ex.disk_free_gib(where)
+    if free < need:
+        raise HostError(
+            f"only {free:.1f} GiB free at {where}; this build needs about {need:.0f} GiB",
+            "free some space or pass --cache-root on a bigger disk",
+        )
+
+
+def preflight(ex: Executor, plan: BuildPlan, env: Mapping[str, str], where: Path) -> Toolchain:
+    """Find every program the plan needs and check the disk, or raise before any work."""
+    _check_disk(ex, plan, where)
+    cc, cxx = _find_compilers(ex, plan, env)
+    missing: list[str] = []
+    found: dict[str, str | None] = {
+        "cmake": ex.which("cmake", env),
+        "ninja": ex.which("ninja", env),
+        "python": _first(ex, base_python(plan), env),
+    }
+    cache_kind = str(plan.cache.value)
+    if cache_kind != "none":
+        found[cache_kind] = ex.which(cache_kind, env)
+    missing = [name for name, path in found.items() if path is None]
+    if missing:
+        raise HostError(
+            f"missing on this machine: {', '.join(missing)}",
+            "install them (Debian: apt-get install cmake ninja-build ccache python3-venv), "
+            "or pass --cache none to build without a compiler cache",
+        )
+    return _with_versions(ex, env, (cc, cxx), found, cache_kind)
+
+
+def _with_versions(
+    ex: Executor,
+    env: Mapping[str, str],
+    compilers: tuple[str, str],
+    found: Mapping[str, str | None],
+    cache_kind: str,
+) -> Toolchain:
+    cc, cxx = compilers
+    cache = found.get(cache_kind) if cache_kind != "none" else None
+    programs = {"cc": cc, "cxx": cxx, **{k: v for k, v in found.items() if v}}
+    versions = {
+        name: _version(ex, [path, "--version"], env) for name, path in sorted(programs.items())
+    }
+    return Toolchain(
+        cc=cc,
+        cxx=cxx,
+        cmake=str(found["cmake"]),
+        ninja=str(found["ninja"]),
+        python=str(found["python"]),
+        cache=cache,
+        versions=versions,
+    )
