@@ -1,0 +1,89 @@
+"""Inspect a torch wheel without installing it: each shared library is streamed out of the zip
+into a temporary file, read, and deleted — memory stays flat whatever the wheel's size."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import tempfile
+import zipfile
+from collections.abc import Iterator
+from pathlib import Path
+
+from torchsmith.errors import InspectError
+from torchsmith.inspect.assemble import LibFile, Parts, assemble
+from torchsmith.inspect.deps import WheelResolver
+from torchsmith.inspect.elf import read_elf
+from torchsmith.inspect.meta import parse_version_py, parse_wheel_meta
+from torchsmith.inspect.model import BuildConfig, Inspection
+
+_SHARED = re.compile(r"\.so(\.\d+)*$")
+_CHUNK = 1 << 20
+_GCC = re.compile(r"GCC: .*?(\d+)\.(\d+)\.(\d+)")
+
+
+def _open(path: Path) -> zipfile.ZipFile:
+    if not path.is_file():
+        raise InspectError(f"{path}: no such file", "give the path of a .whl file")
+    try:
+        return zipfile.ZipFile(path)
+    except zipfile.BadZipFile as exc:
+        raise InspectError(f"{path} is not a wheel (not a zip file)") from exc
+
+
+def _text(zf: zipfile.ZipFile, suffix: str) -> str:
+    names = [n for n in zf.namelist() if n.endswith(suffix) and n.count("/") == suffix.count("/")]
+    return zf.read(names[0]).decode(errors="replace") if names else ""
+
+
+def _libs(zf: zipfile.ZipFile, tmp: Path) -> Iterator[LibFile]:
+    for info in zf.infolist():
+        if info.is_dir() or not _SHARED.search(info.filename):
+            continue
+        target = tmp / "lib.so"
+        with zf.open(info) as src, target.open("wb") as dst:
+            shutil.copyfileobj(src, dst, _CHUNK)
+        name = info.filename.rsplit("/", 1)[-1]
+        facts = read_elf(target, arch_flags=name.startswith(("libtorch_python", "_C.")))
+        origin = "/" + info.filename.rsplit("/", 1)[0] if "/" in info.filename else "/"
+        yield LibFile(path=info.filename, size=info.file_size, origin=origin, facts=facts)
+        target.unlink()
+
+
+def _config(libs: list[LibFile], cuda: str | None) -> BuildConfig:
+    """What the files say without importing torch."""
+    cpu = next((lib for lib in libs if lib.path.endswith("/libtorch_cpu.so")), None)
+    gcc = sorted(
+        (c for c in (cpu.facts.compilers if cpu else ()) if _GCC.match(c)),
+        key=lambda c: tuple(int(x) for x in _GCC.findall(c)[0]),
+    )
+    flags = next((lib.facts.arch_flags for lib in libs if lib.facts.arch_flags), None)
+    return BuildConfig(
+        source="files",
+        cuda_runtime=cuda,
+        compiler=gcc[-1] if gcc else None,
+        nvcc_arch_flags=flags,
+    )
+
+
+def inspect_wheel(path: Path) -> Inspection:
+    """Everything :class:`Inspection` holds, read from the wheel file at ``path``."""
+    with _open(path) as zf, tempfile.TemporaryDirectory(prefix="torchsmith-inspect-") as tmp:
+        version_py = _text(zf, "torch/version.py")
+        if not version_py:
+            raise InspectError(f"{path.name} holds no torch/version.py", "is this a torch wheel?")
+        version = parse_version_py(version_py)
+        meta = parse_wheel_meta(_text(zf, ".dist-info/WHEEL"), _text(zf, ".dist-info/METADATA"))
+        libs = list(_libs(zf, Path(tmp)))
+        total = sum(info.file_size for info in zf.infolist())
+    bundled = frozenset(lib.path.rsplit("/", 1)[-1] for lib in libs)
+    parts = Parts(
+        source="wheel",
+        location=str(path),
+        total_size=total,
+        libs=libs,
+        version=version,
+        config=_config(libs, version.cuda),
+        wheel=(path.name, meta),
+    )
+    return assemble(parts, WheelResolver(bundled))
