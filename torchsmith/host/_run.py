@@ -1,0 +1,63 @@
+"""The thin layer between host probes and :mod:`torchsmith.proc`: run a short query command,
+turn every way it can fail into :class:`ProbeError` (which probes turn into warnings), and run
+many queries at once."""
+
+from __future__ import annotations
+
+import os
+import shlex
+import subprocess
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import TypeVar
+
+from torchsmith.errors import HostError
+from torchsmith.proc import capture
+
+T = TypeVar("T")
+R = TypeVar("R")
+
+DEFAULT_TIMEOUT = 10.0
+
+
+class ProbeError(HostError):
+    """A probe command could not run, timed out or failed; the message becomes a warning."""
+
+
+def query(
+    argv: Sequence[str | Path], env: Mapping[str, str], timeout: float = DEFAULT_TIMEOUT
+) -> str:
+    """stdout followed by stderr of ``argv``; :class:`ProbeError` unless it exits with 0."""
+    args = [str(a) for a in argv]
+    try:
+        done = capture(args, env=env, timeout=timeout)
+    except subprocess.TimeoutExpired as exc:
+        raise ProbeError(f"`{shlex.join(args)}` gave no answer within {timeout:g} s") from exc
+    except OSError as exc:
+        raise ProbeError(f"cannot run {args[0]}: {exc.strerror or exc}") from exc
+    text = done.stdout + done.stderr
+    if done.returncode != 0:
+        first = next((line.strip() for line in text.splitlines() if line.strip()), "no output")
+        raise ProbeError(f"`{shlex.join(args)}` exited with status {done.returncode}: {first}")
+    return text
+
+
+def parallel(func: Callable[[T], R], items: Iterable[T], workers: int = 16) -> list[R]:
+    """``[func(x) for x in items]``, run in threads (probes mostly wait on child processes)."""
+    todo = list(items)
+    if len(todo) <= 1:
+        return [func(x) for x in todo]
+    with ThreadPoolExecutor(max_workers=min(workers, len(todo))) as pool:
+        return list(pool.map(func, todo))
+
+
+def which(name: str, env: Mapping[str, str]) -> Path | None:
+    """Like ``shutil.which`` but on ``env['PATH']``, never the process environment."""
+    for folder in env.get("PATH", "").split(":"):
+        if not folder:
+            continue
+        candidate = Path(folder) / name
+        if candidate.is_file() and os.access(candidate, os.X_OK):
+            return candidate
+    return None

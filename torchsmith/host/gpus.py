@@ -1,0 +1,125 @@
+"""NVIDIA GPUs, driver version and the newest CUDA the driver runs: NVML (``nvidia-ml-py``)
+first, then ``nvidia-smi --query-gpu=... --format=csv`` (+ the plain table for the CUDA
+version), then ``nvidia-smi -q`` (old drivers; compute capability looked up by GPU name)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import replace
+from typing import Any
+
+from torchsmith.errors import UnknownEntryError
+from torchsmith.host import parse_gpu
+from torchsmith.host._run import ProbeError, query, which
+from torchsmith.host.model import GpuInfo
+from torchsmith.host.parse_gpu import GpuReport, RawGpu
+
+# NVML return codes that mean "no NVIDIA driver here" rather than "something is broken".
+_NVML_ABSENT = {9, 12}  # NVML_ERROR_DRIVER_NOT_LOADED, NVML_ERROR_LIBRARY_NOT_FOUND
+
+
+class NoDriverError(ProbeError):
+    """This machine has no NVIDIA driver: no GPUs, and nothing to warn about."""
+
+
+def _text(value: Any) -> str:
+    return value.decode() if isinstance(value, bytes) else str(value)
+
+
+def _nvml_gpu(nvml: Any, index: int) -> dict[str, Any]:
+    handle = nvml.nvmlDeviceGetHandleByIndex(index)
+    return {
+        "index": index,
+        "name": _text(nvml.nvmlDeviceGetName(handle)),
+        "compute_capability": list(nvml.nvmlDeviceGetCudaComputeCapability(handle)),
+        "memory_total_bytes": int(nvml.nvmlDeviceGetMemoryInfo(handle).total),
+        "uuid": _text(nvml.nvmlDeviceGetUUID(handle)),
+    }
+
+
+def read_nvml(nvml: Any) -> dict[str, Any]:
+    """Everything we need from NVML as plain data (the ``pynvml`` module is passed in)."""
+    nvml.nvmlInit()
+    try:
+        return {
+            "driver_version": _text(nvml.nvmlSystemGetDriverVersion()),
+            "cuda_driver_version": int(nvml.nvmlSystemGetCudaDriverVersion()),
+            "gpus": [_nvml_gpu(nvml, i) for i in range(nvml.nvmlDeviceGetCount())],
+        }
+    finally:
+        nvml.nvmlShutdown()
+
+
+def probe_nvml() -> GpuReport:
+    try:
+        import pynvml
+    except ImportError as exc:
+        raise ProbeError("nvidia-ml-py is not installed: GPUs read from nvidia-smi") from exc
+    try:
+        return parse_gpu.parse_nvml_snapshot(read_nvml(pynvml))
+    except pynvml.NVMLError as exc:
+        if getattr(exc, "value", None) in _NVML_ABSENT:
+            raise NoDriverError(f"NVML: {exc}") from exc
+        raise ProbeError(f"NVML failed: {exc}") from exc
+
+
+def probe_smi(smi: str, env: Mapping[str, str]) -> GpuReport:
+    """``nvidia-smi --query-gpu`` (+ its table for the CUDA version); ``-q`` if that fails."""
+    fields = ",".join(parse_gpu.QUERY_FIELDS)
+    try:
+        report = parse_gpu.parse_smi_csv(query([smi, f"--query-gpu={fields}", "--format=csv"], env))
+    except ProbeError:
+        return parse_gpu.parse_smi_q(query([smi, "-q"], env))
+    head = parse_gpu.parse_smi_header(query([smi], env))
+    return replace(
+        report,
+        driver_cuda=head.driver_cuda,
+        driver_version=report.driver_version or head.driver_version,
+    )
+
+
+def _compute_capability(gpu: RawGpu) -> str:
+    if gpu.compute_capability:
+        return gpu.compute_capability
+    from torchsmith import kb
+
+    try:
+        return kb.load().gpu(gpu.name).compute_capability
+    except UnknownEntryError as exc:
+        raise ProbeError(f"GPU {gpu.index} ({gpu.name}): compute capability unknown") from exc
+
+
+def to_gpu_infos(report: GpuReport) -> tuple[list[GpuInfo], list[str]]:
+    gpus, warnings = [], list(report.warnings)
+    for raw in report.gpus:
+        try:
+            cc = _compute_capability(raw)
+        except ProbeError as exc:
+            warnings.append(exc.message)
+            continue
+        gpus.append(
+            GpuInfo(
+                index=raw.index,
+                name=raw.name,
+                compute_capability=cc,
+                memory_mib=raw.memory_mib,
+                uuid=raw.uuid,
+            )
+        )
+    return gpus, warnings
+
+
+def probe_gpu_report(env: Mapping[str, str]) -> GpuReport:
+    try:
+        return probe_nvml()
+    except ProbeError as exc:
+        first = exc
+    smi = which("nvidia-smi", env)
+    notes = () if isinstance(first, NoDriverError) else (first.message,)
+    if smi is None:
+        return GpuReport(warnings=notes)
+    try:
+        report = probe_smi(str(smi), env)
+    except ProbeError as exc:
+        return GpuReport(warnings=(*notes, exc.message))
+    return replace(report, warnings=(*notes, *report.warnings))

@@ -1,0 +1,92 @@
+"""Python interpreters: python3 / python3.X on PATH, pyenv's versions, /usr/bin and
+/usr/local/bin; pyenv shims are skipped (they fail for versions not selected). A venv's
+interpreter is kept apart from the base one it links to: it is a different environment."""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+
+from packaging.version import InvalidVersion, Version
+
+from torchsmith.host import parse
+from torchsmith.host._run import ProbeError, parallel, query, which
+from torchsmith.host.model import PythonInfo
+
+MINORS = range(6, 16)
+SYSTEM_DIRS = (Path("/usr/bin"), Path("/usr/local/bin"))
+_NAME = re.compile(r"^python3(\.\d+)?$")
+
+
+def version_key(text: str) -> Version:
+    try:
+        return Version(text)
+    except InvalidVersion:
+        return Version("0")
+
+
+def _pyenv_root(env: Mapping[str, str]) -> Path | None:
+    if env.get("PYENV_ROOT"):
+        return Path(env["PYENV_ROOT"])
+    return Path(env["HOME"]) / ".pyenv" if env.get("HOME") else None
+
+
+def _pyenv_pythons(env: Mapping[str, str]) -> list[Path]:
+    root = _pyenv_root(env)
+    if root is None:
+        return []
+    return sorted((root / "versions").glob("*/bin/python3"), key=lambda p: version_key(p.parts[-3]))
+
+
+def _dir_pythons(folders: Iterable[Path]) -> list[Path]:
+    found = []
+    for folder in folders:
+        try:
+            found += sorted(p for p in folder.iterdir() if _NAME.match(p.name))
+        except OSError:
+            continue
+    return found
+
+
+def _identity(path: Path) -> tuple[str, str]:
+    """(real interpreter, venv folder or '') — what makes two paths the same Python."""
+    venv = path.parent.parent
+    return os.path.realpath(path), str(venv) if (venv / "pyvenv.cfg").is_file() else ""
+
+
+def python_candidates(
+    env: Mapping[str, str], system_dirs: Iterable[Path] = SYSTEM_DIRS
+) -> list[Path]:
+    names = ["python3", *(f"python3.{m}" for m in MINORS)]
+    on_path = [p for p in (which(n, env) for n in names) if p is not None]
+    paths = [*on_path, *_pyenv_pythons(env), *_dir_pythons(system_dirs)]
+    unique: dict[tuple[str, str], Path] = {}
+    for path in paths:
+        if "shims" in path.parts or not os.access(path, os.X_OK):
+            continue
+        unique.setdefault(_identity(path), path)
+    return list(unique.values())
+
+
+def probe_python(path: Path, env: Mapping[str, str]) -> PythonInfo:
+    text = query([path, "--version"], env)
+    version = parse.parse_python_version(text)
+    if version is None:
+        raise ProbeError(f"{path}: cannot read a version from {text.strip()[:80]!r}")
+    return PythonInfo(path=str(path), version=version)
+
+
+def _attempt(path: Path, env: Mapping[str, str]) -> PythonInfo | str:
+    try:
+        return probe_python(path, env)
+    except ProbeError as exc:
+        return exc.message
+
+
+def probe_pythons(env: Mapping[str, str]) -> tuple[list[PythonInfo], list[str]]:
+    results = parallel(lambda p: _attempt(p, env), python_candidates(env))
+    return [r for r in results if isinstance(r, PythonInfo)], [
+        r for r in results if isinstance(r, str)
+    ]
