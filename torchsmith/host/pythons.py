@@ -12,10 +12,9 @@ from pathlib import Path
 from packaging.version import InvalidVersion, Version
 
 from torchsmith.host import parse
-from torchsmith.host._run import ProbeError, parallel, query, which
+from torchsmith.host._run import ProbeError, parallel, query
 from torchsmith.host.model import PythonInfo
 
-MINORS = range(6, 16)
 SYSTEM_DIRS = (Path("/usr/bin"), Path("/usr/local/bin"))
 _NAME = re.compile(r"^python3(\.\d+)?$")
 
@@ -59,9 +58,9 @@ def _identity(path: Path) -> tuple[str, str]:
 def python_candidates(
     env: Mapping[str, str], system_dirs: Iterable[Path] = SYSTEM_DIRS
 ) -> list[Path]:
-    names = ["python3", *(f"python3.{m}" for m in MINORS)]
-    on_path = [p for p in (which(n, env) for n in names) if p is not None]
-    paths = [*on_path, *_pyenv_pythons(env), *_dir_pythons(system_dirs)]
+    """Interpreters in every PATH folder (in order), pyenv's versions, then ``system_dirs``."""
+    path_dirs = [Path(d) for d in env.get("PATH", "").split(":") if d]
+    paths = [*_dir_pythons(path_dirs), *_pyenv_pythons(env), *_dir_pythons(system_dirs)]
     unique: dict[tuple[str, str], Path] = {}
     for path in paths:
         if "shims" in path.parts or not os.access(path, os.X_OK):
@@ -85,8 +84,10 @@ def _attempt(path: Path, env: Mapping[str, str]) -> PythonInfo | str:
         return exc.message
 
 
-def probe_pythons(env: Mapping[str, str]) -> tuple[list[PythonInfo], list[str]]:
-    results = parallel(lambda p: _attempt(p, env), python_candidates(env))
+def probe_pythons(
+    env: Mapping[str, str], system_dirs: Iterable[Path] = SYSTEM_DIRS
+) -> tuple[list[PythonInfo], list[str]]:
+    results = parallel(lambda p: _attempt(p, env), python_candidates(env, system_dirs))
     return [r for r in results if isinstance(r, PythonInfo)], [
         r for r in results if isinstance(r, str)
     ]
