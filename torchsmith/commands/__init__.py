@@ -10,4 +10,6 @@ COMMAND_MODULES: tuple[str, ...] = (
     "torchsmith.commands.kb",
     "torchsmith.commands.host",
     "torchsmith.commands.build",
+    "torchsmith.commands.inspect",
+    "torchsmith.commands.verify",
 )

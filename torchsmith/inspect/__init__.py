@@ -3,7 +3,9 @@ library (SASS/PTX targets read from the fat binaries), linkage, C++ ABI, symbol-
 wheel tags and sizes. Nothing is imported from the artifact itself except, for an installed
 torch, one run of its interpreter."""
 
+from torchsmith.inspect.api import inspect_artifact
+from torchsmith.inspect.installed import inspect_installed
 from torchsmith.inspect.model import Inspection
 from torchsmith.inspect.wheel import inspect_wheel
 
-__all__ = ["Inspection", "inspect_wheel"]
+__all__ = ["Inspection", "inspect_artifact", "inspect_installed", "inspect_wheel"]

@@ -7,7 +7,7 @@ import re
 import shutil
 import tempfile
 import zipfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from torchsmith.errors import InspectError
@@ -36,7 +36,10 @@ def _text(zf: zipfile.ZipFile, suffix: str) -> str:
     return zf.read(names[0]).decode(errors="replace") if names else ""
 
 
-def _libs(zf: zipfile.ZipFile, tmp: Path) -> Iterator[LibFile]:
+OnLibrary = Callable[[str, Path], None]
+
+
+def _libs(zf: zipfile.ZipFile, tmp: Path, on_library: OnLibrary | None) -> Iterator[LibFile]:
     for info in zf.infolist():
         if info.is_dir() or not _SHARED.search(info.filename):
             continue
@@ -46,6 +49,8 @@ def _libs(zf: zipfile.ZipFile, tmp: Path) -> Iterator[LibFile]:
         name = info.filename.rsplit("/", 1)[-1]
         facts = read_elf(target, arch_flags=name.startswith(("libtorch_python", "_C.")))
         origin = "/" + info.filename.rsplit("/", 1)[0] if "/" in info.filename else "/"
+        if on_library is not None and facts.fatbin:
+            on_library(info.filename, target)
         yield LibFile(path=info.filename, size=info.file_size, origin=origin, facts=facts)
         target.unlink()
 
@@ -66,15 +71,16 @@ def _config(libs: list[LibFile], cuda: str | None) -> BuildConfig:
     )
 
 
-def inspect_wheel(path: Path) -> Inspection:
-    """Everything :class:`Inspection` holds, read from the wheel file at ``path``."""
+def inspect_wheel(path: Path, on_library: OnLibrary | None = None) -> Inspection:
+    """Everything :class:`Inspection` holds, read from the wheel file at ``path``;
+    ``on_library(member, tmp_path)`` sees each library with GPU code while it is on disk."""
     with _open(path) as zf, tempfile.TemporaryDirectory(prefix="torchsmith-inspect-") as tmp:
         version_py = _text(zf, "torch/version.py")
         if not version_py:
             raise InspectError(f"{path.name} holds no torch/version.py", "is this a torch wheel?")
         version = parse_version_py(version_py)
         meta = parse_wheel_meta(_text(zf, ".dist-info/WHEEL"), _text(zf, ".dist-info/METADATA"))
-        libs = list(_libs(zf, Path(tmp)))
+        libs = list(_libs(zf, Path(tmp), on_library))
         total = sum(info.file_size for info in zf.infolist())
     bundled = frozenset(lib.path.rsplit("/", 1)[-1] for lib in libs)
     parts = Parts(

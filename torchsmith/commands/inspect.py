@@ -1,0 +1,120 @@
+"""`torchsmith inspect WHEEL|--python PY`: what a torch build really contains."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+from pathlib import Path
+from typing import Any
+
+from rich.table import Table
+
+from torchsmith.console import out, print_json
+from torchsmith.errors import UsageError
+from torchsmith.inspect import Inspection, inspect_artifact
+
+
+def _mib(size: int) -> str:
+    return f"{size / 2**20:,.1f} MiB"
+
+
+def summary_table(insp: Inspection) -> Table:
+    table = Table(title=f"torch {insp.torch_version or '?'} ({insp.source})", show_header=False)
+    table.add_column("key", style="bold")
+    table.add_column("value")
+    cfg = insp.config
+    rows = [
+        ("location", insp.location),
+        ("git revision", insp.git_version or "?"),
+        ("CUDA", insp.cuda or "none (CPU build)"),
+        ("arch list", " ".join(insp.arch_list) or "—"),
+        ("SASS", " ".join(insp.sass) or "—"),
+        ("PTX", " ".join(insp.ptx) or "—"),
+        ("kernel-specific targets", " ".join(insp.extra_archs) or "—"),
+        ("cuDNN / NCCL", f"{cfg.cudnn or '—'} / {cfg.nccl or '—'}"),
+        ("compiler / C++", f"{cfg.compiler or '?'} / {cfg.cxx_standard or '?'}"),
+        ("C++11 ABI", f"{insp.cxx11_abi} ({insp.cxx11_abi_evidence})"),
+        ("needs GLIBC / GLIBCXX / CXXABI", f"{insp.glibc} / {insp.glibcxx} / {insp.cxxabi}"),
+        ("size", _mib(insp.sizes.total)),
+    ]
+    rows += [(f"link {link.component}", f"{link.mode}: {link.evidence}") for link in insp.linkage]
+    if insp.wheel is not None:
+        honest = {True: "honest", False: "DISHONEST", None: "no manylinux tag"}[insp.wheel.honest]
+        rows.append(("wheel tags", f"{' '.join(insp.wheel.tags)} ({honest})"))
+    if insp.missing:
+        rows.append(("MISSING libraries", " ".join(insp.missing)))
+    if insp.cross_check is not None:
+        agrees = "agrees" if insp.cross_check.agrees else "; ".join(insp.cross_check.differences)
+        rows.append(("cuobjdump", agrees))
+    for key, value in rows:
+        table.add_row(key, value)
+    return table
+
+
+def library_table(insp: Inspection) -> Table:
+    table = Table(title="libraries")
+    for col in ("library", "size", "GPU code", "SASS", "PTX", "GLIBC", "NEEDED (not bundled)"):
+        table.add_column(col)
+    for lib in insp.libraries:
+        external = [d.soname for d in lib.needed if d.provider not in ("bundled", "system")]
+        gpu = lib.gpu
+        table.add_row(
+            lib.path.rsplit("/", 1)[-1],
+            _mib(lib.size),
+            _mib(gpu.fatbin_bytes) if gpu else "—",
+            " ".join(gpu.sass) if gpu else "",
+            " ".join(gpu.ptx) if gpu else "",
+            lib.glibc or "",
+            " ".join(external),
+        )
+    return table
+
+
+def arch_table(insp: Inspection) -> Table:
+    table = Table(title="GPU code by target")
+    table.add_column("target")
+    table.add_column("bytes stored", justify="right")
+    for arch, size in insp.sizes.by_arch.items():
+        table.add_row(arch, _mib(size))
+    return table
+
+
+def find_cuobjdump(choice: str) -> str | None:
+    if choice == "none":
+        return None
+    if choice != "auto":
+        return choice
+    return shutil.which("cuobjdump", path=os.environ.get("PATH", ""))
+
+
+def _handler(args: argparse.Namespace) -> int:
+    if (args.wheel is None) == (args.python is None):
+        raise UsageError("give either a wheel file or --python PATH", "torchsmith inspect --help")
+    insp = inspect_artifact(
+        wheel=Path(args.wheel) if args.wheel else None,
+        python=args.python,
+        env=dict(os.environ),
+        cuobjdump=find_cuobjdump(args.cuobjdump),
+    )
+    if args.json:
+        print_json(insp.model_dump(mode="json"))
+        return 0
+    out.print(summary_table(insp))
+    out.print(library_table(insp))
+    if insp.sizes.by_arch:
+        out.print(arch_table(insp))
+    return 0
+
+
+def register(sub: Any) -> None:
+    parser = sub.add_parser("inspect", help="what a torch wheel or installation really contains")
+    parser.add_argument("wheel", nargs="?", help="a torch wheel file (not installed)")
+    parser.add_argument("--python", help="inspect the torch this interpreter imports")
+    parser.add_argument(
+        "--cuobjdump",
+        default="auto",
+        help="cross-check GPU code with cuobjdump: 'auto' (if on PATH), 'none', or a path",
+    )
+    parser.add_argument("--json", action="store_true", help="machine-readable output")
+    parser.set_defaults(handler=_handler)

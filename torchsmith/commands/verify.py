@@ -1,0 +1,86 @@
+"""`torchsmith verify WHEEL|--python PY --plan FILE`: prove the artifact holds what was asked."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from rich.table import Table
+
+from torchsmith.console import out, print_json
+from torchsmith.errors import UsageError
+from torchsmith.verify import SmokeOptions, Verdict, load_plan, verify_artifact
+from torchsmith.verify.model import Check
+from torchsmith.verify.smoke import SmokeMode
+
+_MARK = {True: "[green]ok[/]", False: "[bold red]FAIL[/]", None: "[dim]skip[/]"}
+
+
+def verdict_table(verdict: Verdict) -> Table:
+    table = Table(title=f"verify {verdict.artifact}")
+    for col in ("check", "result", "expected", "found", "detail"):
+        table.add_column(col)
+    rows: list[Check] = [*verdict.checks, *verdict.smoke]
+    for check in rows:
+        secs = f" ({check.seconds:.1f} s)" if check.seconds is not None else ""
+        table.add_row(
+            check.name, _MARK[check.ok], check.expected, check.actual + secs, check.detail
+        )
+    return table
+
+
+def _smoke(args: argparse.Namespace, workdir: Path) -> SmokeOptions | None:
+    if args.no_smoke:
+        return None
+    mode: SmokeMode = args.smoke_mode or ("venv" if args.wheel else "interpreter")
+    base = args.smoke_python or args.python or sys.executable
+    return SmokeOptions(
+        python=base, workdir=workdir, mode=mode, deps=not args.no_deps, gpu=args.gpu
+    )
+
+
+def _handler(args: argparse.Namespace) -> int:
+    if (args.wheel is None) == (args.python is None):
+        raise UsageError("give either a wheel file or --python PATH", "torchsmith verify --help")
+    plan = load_plan(Path(args.plan))
+    with tempfile.TemporaryDirectory(prefix="torchsmith-verify-") as tmp:
+        workdir = Path(args.workdir) if args.workdir else Path(tmp)
+        verdict = verify_artifact(
+            Path(args.wheel) if args.wheel else None,
+            plan,
+            dict(os.environ),
+            python=args.python,
+            smoke=_smoke(args, workdir),
+        )
+    if args.json:
+        data = verdict.model_dump(mode="json", exclude={"inspection"})
+        print_json({**data, "passed": verdict.passed})
+    else:
+        out.print(verdict_table(verdict))
+    verdict.raise_if_failed()
+    return 0
+
+
+def register(sub: Any) -> None:
+    parser = sub.add_parser("verify", help="check a wheel or installation against its plan")
+    parser.add_argument("wheel", nargs="?", help="the torch wheel to verify")
+    parser.add_argument("--python", help="verify the torch this interpreter imports instead")
+    parser.add_argument("--plan", required=True, help="plan JSON or build manifest JSON")
+    parser.add_argument("--no-smoke", action="store_true", help="static checks only")
+    parser.add_argument(
+        "--smoke-mode",
+        choices=("venv", "venv-system", "interpreter"),
+        help="fresh venv (default for a wheel); venv-system: a venv that also sees the base "
+        "interpreter's packages (offline machines); interpreter: run in --python as is "
+        "(default with --python)",
+    )
+    parser.add_argument("--smoke-python", help="base interpreter for the venv (default: this one)")
+    parser.add_argument("--no-deps", action="store_true", help="pip install the wheel --no-deps")
+    parser.add_argument("--gpu", choices=("auto", "yes", "no"), default="auto")
+    parser.add_argument("--workdir", help="keep the smoke venv and logs here")
+    parser.add_argument("--json", action="store_true", help="machine-readable output")
+    parser.set_defaults(handler=_handler)

@@ -1,0 +1,43 @@
+"""Optional cross-check of the fat binary reader against NVIDIA's ``cuobjdump --list-elf
+--list-ptx`` (on PyPI as ``nvidia-cuda-cuobjdump``). Never needed; used when present."""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Mapping
+from pathlib import Path
+
+from torchsmith import proc
+from torchsmith.inspect.model import CrossCheck, GpuCode
+
+_LINE = re.compile(r"^(ELF|PTX) file\s+\d+: .*\.(sm_\d+[a-z]?)\.(?:cubin|ptx)$")
+
+
+def parse_listing(text: str) -> Counter[str]:
+    """Entries per target from ``cuobjdump --list-elf --list-ptx`` output ('sm_90': 475)."""
+    counts: Counter[str] = Counter()
+    for line in text.splitlines():
+        match = _LINE.match(line.strip())
+        if match:
+            kind, arch = match.groups()
+            counts[arch if kind == "ELF" else arch.replace("sm_", "compute_")] += 1
+    return counts
+
+
+def compare_listing(name: str, ours: GpuCode | None, theirs: Counter[str]) -> list[str]:
+    mine = Counter({a.arch: a.entries for a in ours.archs}) if ours else Counter()
+    return [
+        f"{name} {arch}: we read {mine[arch]} entries, cuobjdump lists {theirs[arch]}"
+        for arch in sorted(set(mine) | set(theirs))
+        if mine[arch] != theirs[arch]
+    ]
+
+
+def run_cuobjdump(cuobjdump: str, path: Path, env: Mapping[str, str]) -> Counter[str]:
+    done = proc.capture([cuobjdump, "--list-elf", "--list-ptx", path], env=env, timeout=600)
+    return parse_listing(done.stdout)
+
+
+def summary(tool: str, differences: list[str]) -> CrossCheck:
+    return CrossCheck(tool=tool, agrees=not differences, differences=differences)

@@ -1,0 +1,90 @@
+"""What a build asked for, in the terms an inspection can check: SASS/PTX targets, CUDA version,
+feature switches, linking modes, C++ ABI. Made from a :class:`BuildPlan`, or from a plan or
+manifest JSON file (a manifest holds its plan under ``"plan"``)."""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from torchsmith.errors import UsageError
+from torchsmith.plan_model import BuildPlan
+
+_ARCH = re.compile(r"^(\d+)\.(\d+)([af]?)(\+PTX)?$", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class Expectations:
+    torch: str | None
+    cuda: str | None
+    sass: tuple[str, ...]
+    ptx: tuple[str, ...]
+    features: dict[str, bool] = field(default_factory=dict)
+    linking: dict[str, str] = field(default_factory=dict)
+    cxx11_abi: bool | None = None
+
+
+def arch_targets(entries: list[str]) -> tuple[list[str], list[str]]:
+    """['8.6', '9.0+PTX', '9.0a'] -> (['sm_86', 'sm_90', 'sm_90a'], ['compute_90'])."""
+    sass: list[str] = []
+    ptx: list[str] = []
+    for entry in entries:
+        match = _ARCH.match(str(entry).strip())
+        if not match:
+            raise UsageError(f"arch entry {entry!r} is not like '8.6', '9.0a' or '9.0+PTX'")
+        number = f"{match.group(1)}{match.group(2)}{match.group(3).lower()}"
+        sass.append(f"sm_{number}")
+        if match.group(4):
+            ptx.append(f"compute_{number}")
+    return sass, ptx
+
+
+def _abi(plan: BuildPlan) -> bool | None:
+    value = plan.env_dict().get("_GLIBCXX_USE_CXX11_ABI")
+    return None if value is None else value.strip() not in ("0", "")
+
+
+def from_plan(plan: BuildPlan) -> Expectations:
+    archs = plan.archs.value or []
+    sass, ptx = arch_targets(list(archs)) if plan.cuda.value else ([], [])
+    features = {k: d.value for k, d in plan.features.items() if isinstance(d.value, bool)}
+    linking = {k: d.value for k, d in plan.linking.items() if isinstance(d.value, str)}
+    return Expectations(
+        torch=str(plan.torch.value) if plan.torch.value else None,
+        cuda=str(plan.cuda.value) if plan.cuda.value else None,
+        sass=tuple(sass),
+        ptx=tuple(ptx),
+        features=features,
+        linking=linking,
+        cxx11_abi=_abi(plan),
+    )
+
+
+def plan_from_json(data: Any, origin: str = "plan") -> BuildPlan:
+    """A BuildPlan from plan JSON or from a manifest holding it under ``"plan"``."""
+    if isinstance(data, dict) and isinstance(data.get("plan"), dict):
+        data = data["plan"]
+    try:
+        return BuildPlan.model_validate(data)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"])
+        raise UsageError(
+            f"{origin} is neither a build plan nor a manifest with one: {where}: {first['msg']}",
+            "pass the JSON that `torchsmith plan --json` or a build's manifest wrote",
+        ) from exc
+
+
+def load_plan(path: Path) -> BuildPlan:
+    try:
+        data = json.loads(path.read_text())
+    except OSError as exc:
+        raise UsageError(f"cannot read {path}: {exc.strerror}") from exc
+    except json.JSONDecodeError as exc:
+        raise UsageError(f"{path} is not JSON: {exc}") from exc
+    return plan_from_json(data, str(path))

@@ -1,0 +1,103 @@
+"""Smoke tests in a fresh environment: make a venv, install the wheel, import torch and run the
+tests of :mod:`torchsmith.verify.smoke_script` — all through :mod:`torchsmith.proc`."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+from torchsmith import proc
+from torchsmith.errors import ToolError
+from torchsmith.verify.model import Check
+from torchsmith.verify.smoke_script import SMOKE_SCRIPT
+
+MARK = "TORCHSMITH_SMOKE "
+SmokeMode = Literal["venv", "venv-system", "interpreter"]
+
+
+@dataclass(frozen=True)
+class SmokeOptions:
+    """How to run the smoke tests.
+
+    ``mode``: ``venv`` — a fresh venv from ``python``, the wheel installed into it (with its
+    dependencies, from pip's configured indexes, unless ``deps`` is False); ``venv-system`` — a
+    fresh venv that also sees ``python``'s site-packages (for machines without network: the
+    dependencies, or the torch itself, come from there); ``interpreter`` — run in ``python`` as
+    it is (an installed torch). ``gpu``: ``auto`` runs the GPU tests when a GPU is visible."""
+
+    python: str
+    workdir: Path
+    mode: SmokeMode = "venv"
+    deps: bool = True
+    gpu: Literal["auto", "yes", "no"] = "auto"
+
+
+def _failed(name: str, exc: ToolError) -> Check:
+    excerpt = " | ".join(exc.excerpt[-4:])
+    return Check(name=name, ok=False, detail=f"{exc.message}: {excerpt}"[:500])
+
+
+def _prepare(wheel: Path | None, opts: SmokeOptions, env: Mapping[str, str]) -> str:
+    """The interpreter to test with (a fresh venv unless mode is 'interpreter')."""
+    if opts.mode == "interpreter":
+        return opts.python
+    venv = opts.workdir / "venv"
+    log = opts.workdir / "smoke.log"
+    extra = ["--system-site-packages"] if opts.mode == "venv-system" else []
+    proc.run([opts.python, "-m", "venv", "--clear", *extra, venv], env=env, log_path=log)
+    python = str(venv / "bin" / "python")
+    if wheel is not None:
+        nodeps = [] if opts.deps else ["--no-deps"]
+        argv: list[str | Path] = [
+            python,
+            "-m",
+            "pip",
+            "install",
+            "-q",
+            "--no-input",
+            *nodeps,
+            wheel,
+        ]
+        proc.run(argv, env=env, log_path=log)
+    return python
+
+
+def _parse(lines: tuple[str, ...]) -> list[Check]:
+    checks = []
+    for line in lines:
+        if line.startswith(MARK):
+            data = json.loads(line.removeprefix(MARK))
+            checks.append(
+                Check(
+                    name=data["name"],
+                    ok=data["ok"],
+                    actual=data["detail"] if data["ok"] else "",
+                    detail="" if data["ok"] else data["detail"],
+                    seconds=data["seconds"],
+                )
+            )
+    return checks
+
+
+def run_smoke(wheel: Path | None, opts: SmokeOptions, env: Mapping[str, str]) -> list[Check]:
+    """One :class:`Check` per smoke test; set-up failures become a failed check, never a crash."""
+    opts.workdir.mkdir(parents=True, exist_ok=True)
+    try:
+        python = _prepare(wheel, opts, env)
+    except ToolError as exc:
+        return [_failed("install", exc)]
+    done = proc.run(
+        [python, "-c", SMOKE_SCRIPT, str(opts.workdir), opts.gpu],
+        env=env,
+        cwd=opts.workdir,
+        log_path=opts.workdir / "smoke.log",
+        check=False,
+    )
+    checks = _parse(done.tail)
+    if done.returncode != 0 and all(c.ok for c in checks):
+        tail = " | ".join(proc.relevant_lines(list(done.tail))[-4:])
+        checks.append(Check(name="smoke run", ok=False, detail=f"exit {done.returncode}: {tail}"))
+    return checks
