@@ -199,15 +199,24 @@ def test_broken_nvcc_is_a_warning(monkeypatch: pytest.MonkeyPatch, tmp_path: Pat
 # -- cuDNN / NCCL -------------------------------------------------------------------------
 
 
-def test_library_versions_from_headers_dist_info_and_ldconfig(tmp_path: Path) -> None:
+def test_library_versions_from_headers_and_dist_info(tmp_path: Path) -> None:
     include = tmp_path / "site/nvidia/cudnn/include"
     include.mkdir(parents=True)
     (include / "cudnn_version.h").write_text((DEV / "cudnn_version.h.defines").read_text())
     (tmp_path / "site/nvidia_cudnn_cu13-9.19.0.56.dist-info").mkdir()
+    found = libs.probe_library(libs.CUDNN, {}, [], [tmp_path / "site"], "")
+    assert found == ["9.19.0"]
+
+
+def test_library_versions_from_ldconfig() -> None:
     ldconfig = (DEV / "ldconfig-p.txt").read_text()
-    found = libs.probe_library(libs.CUDNN, {}, [], [tmp_path / "site"], ldconfig)
-    assert found[0] == "9.19.0"
-    assert "9" not in found  # the bare soname major is covered by 9.19.0
+    # On the device libcudnn.so.9 links to libcudnn.so.9.14.0; here the file does not exist.
+    same = libs.ldconfig_versions(libs.CUDNN, ldconfig, realpath=lambda p: p)
+    assert same == ["9"]
+    full = libs.ldconfig_versions(libs.CUDNN, ldconfig, realpath=lambda p: p + ".14.0")
+    assert full == ["9.14.0"]
+    assert libs.merge_versions([*full, "9.19.0", *same]) == ["9.14.0", "9.19.0"]
+    assert libs.ldconfig_versions(libs.NCCL, ldconfig, realpath=lambda p: p) == ["2"]
 
 
 def test_nccl_from_the_device_header(tmp_path: Path) -> None:

@@ -131,3 +131,13 @@ def test_soname_and_dist_info() -> None:
     )
     assert parse.parse_dist_info("README") is None
     assert parse.short_version("9.19.0.56") == "9.19.0"
+
+
+def test_clang_version_on_device() -> None:
+    assert parse.parse_clang_version(text(DEV / "clang-16-version.txt")) == "16.0.6"
+    assert parse.parse_clang_version(text(DEV / "clangxx-16-version.txt")) == "16.0.6"
+
+
+def test_gcc_12_beside_gcc_13_on_device() -> None:
+    assert parse.parse_gcc_dumpversion(text(DEV / "gcc-12-dumpfullversion.txt")) == "12.4.0"
+    assert parse.parse_gcc_dumpversion(text(DEV / "gxx-12-dumpfullversion.txt")) == "12.4.0"

@@ -110,3 +110,13 @@ def test_select_python(device: HostFacts) -> None:
     found = select_python(device, "3.12")
     assert found is not None and found.path == "/opt/torch/.venv/bin/python3"
     assert select_python(device, "3.11") is None
+
+
+def test_device_without_nvml_read_the_same_gpu_from_nvidia_smi(device: HostFacts) -> None:
+    """Recorded with pynvml hidden: the nvidia-smi fallback found the same GPU and driver."""
+    smi = HostFacts.model_validate_json((DEV / "torchsmith-host-no-nvml.json").read_text())
+    assert smi.warnings == ["nvidia-ml-py is not installed: GPUs read from nvidia-smi"]
+    assert [(g.name, g.compute_capability, g.memory_mib) for g in smi.gpus] == [
+        (g.name, g.compute_capability, g.memory_mib) for g in device.gpus
+    ]
+    assert (smi.driver_version, smi.driver_cuda) == (device.driver_version, device.driver_cuda)

@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
-from torchsmith.errors import UnknownEntryError
+from torchsmith.errors import TorchsmithError, UnknownEntryError
 from torchsmith.host import parse_gpu
 from torchsmith.host._run import ProbeError, query, which
 from torchsmith.host.model import GpuInfo
@@ -85,8 +85,11 @@ def _compute_capability(gpu: RawGpu) -> str:
 
     try:
         return kb.load().gpu(gpu.name).compute_capability
-    except UnknownEntryError as exc:
-        raise ProbeError(f"GPU {gpu.index} ({gpu.name}): compute capability unknown") from exc
+    except TorchsmithError as exc:  # not in the KB, or the KB itself cannot be read
+        message = f"GPU {gpu.index} ({gpu.name}): compute capability unknown"
+        if not isinstance(exc, UnknownEntryError):
+            message += f" ({exc.message.splitlines()[0]})"
+        raise ProbeError(message) from exc
 
 
 def to_gpu_infos(report: GpuReport) -> tuple[list[GpuInfo], list[str]]:

@@ -4,7 +4,7 @@ pip ``.dist-info`` names and, last, the libraries ``ldconfig -p`` knows."""
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -84,11 +84,13 @@ def dist_info_versions(lib: Library, sites: Iterable[Path]) -> list[str]:
     return found
 
 
-def ldconfig_versions(lib: Library, ldconfig_text: str) -> list[str]:
+def ldconfig_versions(
+    lib: Library, ldconfig_text: str, realpath: Callable[[str], str] = os.path.realpath
+) -> list[str]:
     """Versions of the libraries ``ldconfig -p`` lists (the real file names the full version)."""
     found = []
     for path in parse.parse_ldconfig(ldconfig_text, lib.soname):
-        real = Path(os.path.realpath(path)).name
+        real = Path(realpath(path)).name
         version = parse.parse_soname_version(real, lib.soname)
         version = version or parse.parse_soname_version(Path(path).name, lib.soname)
         if version:
