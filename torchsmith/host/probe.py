@@ -66,8 +66,8 @@ def probe_host(env: Mapping[str, str], disk_path: Path) -> HostFacts:
         pythons, w_py = g.get("pythons", f_py, ([], []))
         tools, w_tools = g.get("tools", f_tools, ({}, []))
         ldconfig, w_ld = g.get("ldconfig", f_ld, ("", []))
-    cudnn, nccl = g.get("cudnn/nccl", pool_free(_libraries, env, toolkits, ldconfig), ([], []))
-    gpus, w_gpu = to_gpu_infos(report)
+    cudnn, nccl = g.get("cudnn/nccl", _settled(_libraries, env, toolkits, ldconfig), ([], []))
+    gpus, w_gpu = g.get("gpus", _settled(to_gpu_infos, report), ([], []))
     return HostFacts(
         os_id=system.os_id,
         os_version=system.os_version,
@@ -90,7 +90,7 @@ def probe_host(env: Mapping[str, str], disk_path: Path) -> HostFacts:
     )
 
 
-def pool_free(func: Callable[..., T], *args: Any) -> Future[T]:
+def _settled(func: Callable[..., T], *args: Any) -> Future[T]:
     """Run ``func`` now and wrap its outcome in a finished future (for :meth:`_Gather.get`)."""
     future: Future[T] = Future()
     try:
