@@ -1,16 +1,17 @@
 """Step "fixes": apply the plan's known fixes to the build tree, each reported with its reason.
 
-Patches go through :func:`torchsmith.fixes.apply_edits` (a dry run first, idempotent); commands
-(e.g. regenerating a header with the system's flatc) run in the tree. The step records what it
-applied in the workspace, so a resumed build does not re-run commands whose output ninja would
-take as changed (a rewritten header means recompiling everything that includes it).
+Patches go through :func:`torchsmith.fixes.apply_edits` (checked with a dry run first,
+idempotent); commands (e.g. regenerating a header with the system's flatc, copying a header from
+another Debian version's packaging) run in the tree, their ``{debian_extra:…}`` placeholders
+filled from the source tree's details. The step records what it applied in the workspace, so a
+resumed build does not re-run commands whose output ninja would see as changed (a rewritten
+header means recompiling everything that includes it).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
 
 from torchsmith.errors import PlanError, Problem
 from torchsmith.plan_model import PlannedFix
@@ -20,38 +21,57 @@ STAGE = "fixes"
 
 
 def _apply_patch(tree: Path, fix: PlannedFix) -> str:
-    from torchsmith import fixes as fixmod
+    from torchsmith.fixes import apply_edits
 
-    api: Any = fixmod
-    api.apply_edits(tree, fix.edits, dry_run=True)
-    result = api.apply_edits(tree, fix.edits, dry_run=False)
-    return str(result) if result is not None else "applied"
+    apply_edits(tree, fix, dry_run=True)
+    lines = apply_edits(tree, fix)
+    return "; ".join(lines) or "nothing to edit"
 
 
-def _apply_one(ctx: BuildContext, tree: Path, fix: PlannedFix, env: Mapping[str, str]) -> str:
+def _run_command(
+    ctx: BuildContext,
+    tree: Path,
+    fix: PlannedFix,
+    env: Mapping[str, str],
+    details: Mapping[str, str],
+) -> str:
+    from torchsmith.sources import expand_placeholders
+
+    argv = expand_placeholders(fix.command, details)
+    ctx.executor.run(argv, env=env, cwd=tree, log_path=ctx.log(STAGE))
+    return "ran " + " ".join(fix.command)
+
+
+def _apply_one(
+    ctx: BuildContext,
+    tree: Path,
+    fix: PlannedFix,
+    env: Mapping[str, str],
+    details: Mapping[str, str],
+) -> str:
     match fix.action:
         case "env":
             return "environment: " + " ".join(f"{k}={v}" for k, v in fix.env.items())
         case "patch":
             return _apply_patch(tree, fix)
         case "command":
-            ctx.executor.run(fix.command, env=env, cwd=tree, log_path=ctx.log(STAGE))
-            return "ran " + " ".join(fix.command)
+            return _run_command(ctx, tree, fix, env, details)
         case "refuse":
             raise PlanError([Problem(f"{fix.title}: {fix.explanation}")])
 
 
-def apply_fixes(ctx: BuildContext, tree: Path, env: Mapping[str, str]) -> list[dict[str, str]]:
+def apply_fixes(
+    ctx: BuildContext, tree: Path, env: Mapping[str, str], details: Mapping[str, str]
+) -> list[dict[str, str]]:
     """Apply every planned fix once per build tree; the record of what was done."""
     if ctx.workspace.is_done(STAGE):
         return list(ctx.workspace.read_marker(STAGE).get("fixes", []))
     applied = []
     with ctx.stage(STAGE, ", ".join(f.id for f in ctx.plan.fixes) or "none needed"):
         for fix in ctx.plan.fixes:
-            status = _apply_one(ctx, tree, fix, env)
+            status = _apply_one(ctx, tree, fix, env, details)
             ctx.reporter.message(f"fix {fix.id}: {fix.title} — {status} ({fix.source})")
-            applied.append(
-                {"id": fix.id, "title": fix.title, "status": status, "why": fix.explanation}
-            )
+            record = {"id": fix.id, "title": fix.title, "status": status, "why": fix.explanation}
+            applied.append(record)
     ctx.workspace.mark_done(STAGE, {"fixes": applied})
     return applied

@@ -56,7 +56,7 @@ def _build(ctx: BuildContext, tools: Toolchain) -> _Built:
     base = ctx.executor.environment()
     fetched = fetch(ctx, base)
     tree = build_tree(ctx, fetched)
-    fixes = apply_fixes(ctx, tree, base)
+    fixes = apply_fixes(ctx, tree, base, fetched.details)
     benv = prepare_environment(ctx, tools, tree)
     configure(ctx, tree, benv)
     compiled = compile_targets(ctx, tree, benv)
