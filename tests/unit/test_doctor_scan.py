@@ -1,0 +1,140 @@
+"""The scanner: first real error over noise, interleaved output, line numbers, ranking.
+
+Logs are assembled from real lines: the recorded ninja build (``ninja-build.txt``) as background
+and excerpts of public reports (the rule fixtures) as failures."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from torchsmith.doctor import diagnose, warnings_that_changed_result
+from torchsmith.doctor.ruledb import Rule, rule_by_id
+from torchsmith.doctor.stream import Scanner, chunks_of_lines
+
+FIXTURES = Path(__file__).parents[1] / "fixtures" / "doctor"
+NINJA = (FIXTURES / "ninja-build.txt").read_text(encoding="utf-8").splitlines()
+TAIL = [
+    "ninja: build stopped: subcommand failed.",
+    "Traceback (most recent call last):",
+    '  File "setup.py", line 755, in <module>',
+    "subprocess.CalledProcessError: Command '['cmake', '--build', '.', '--target', 'install',"
+    " '--config', 'Release']' returned non-zero exit status 1.",
+]
+
+
+def _excerpt(name: str) -> list[str]:
+    text = (FIXTURES / name).read_text(encoding="utf-8")
+    return [line for line in text.splitlines() if not line.startswith("#@ ")]
+
+
+def test_first_real_error_not_the_last_words() -> None:
+    log = NINJA * 3 + _excerpt("nvcc-unsupported-gpu-arch.log") + NINJA + TAIL
+    diagnosis = diagnose(log)
+    assert diagnosis.top is not None
+    assert diagnosis.top.rule_id == "nvcc-unsupported-gpu-arch"
+    assert diagnosis.top.in_first_error
+    block = diagnosis.first_error
+    assert block is not None and block.kind == "ninja"
+    assert block.target is not None and block.target.startswith("nccl_external")
+    assert block.start_line == len(NINJA) * 3 + 1
+    assert all("ninja: build stopped" not in ev.text for ev in block.lines)
+    assert diagnosis.lines_scanned == len(log)
+
+
+def test_unknown_failure_still_gets_its_error_block() -> None:
+    log = [
+        *NINJA[:20],
+        "FAILED: caffe2/CMakeFiles/torch_cpu.dir/foo.cpp.o",
+        "/usr/bin/c++ -c foo.cpp",
+        "foo.cpp:1:1: error: expected unqualified-id before 'int'",
+        *NINJA[20:],
+        *TAIL,
+    ]
+    diagnosis = diagnose(log)
+    assert not diagnosis.known_cause
+    assert diagnosis.failed
+    block = diagnosis.first_error
+    assert block is not None
+    assert block.target == "caffe2/CMakeFiles/torch_cpu.dir/foo.cpp.o"
+    assert [ev.line for ev in block.lines] == [21, 23]
+    assert block.context[1].text == "/usr/bin/c++ -c foo.cpp"
+
+
+def test_interleaved_make_output_is_split_by_file() -> None:
+    log = [
+        "a.cpp:10:5: error: 'x' was not declared in this scope",
+        "b.cu:3:1: error: expected a declaration",
+        "a.cpp:11:5: error: 'y' was not declared in this scope",
+    ]
+    diagnosis = diagnose(log)
+    assert diagnosis.error_blocks == 3
+    assert diagnosis.first_error is not None
+    assert diagnosis.first_error.target == "a.cpp"
+
+
+def test_noise_alone_is_not_an_error() -> None:
+    diagnosis = diagnose(NINJA + TAIL)
+    assert diagnosis.first_error is None
+    assert diagnosis.findings == ()
+    assert not diagnosis.failed
+
+
+def test_colour_codes_are_removed() -> None:
+    line = (
+        "\x1b[01m\x1b[K/x/y.h:3:9:\x1b[m\x1b[K \x1b[01;31m\x1b[Kfatal error: \x1b[m\x1b[K"
+        "nccl.h: No such file or directory"
+    )
+    diagnosis = diagnose([line])
+    assert diagnosis.top is not None and diagnosis.top.rule_id == "nccl-header-missing"
+    assert (
+        diagnosis.top.evidence[0].text
+        == "/x/y.h:3:9: fatal error: nccl.h: No such file or directory"
+    )
+
+
+def test_line_numbers_survive_chunk_boundaries() -> None:
+    lines = [f"line {i}" for i in range(5000)]
+    lines[1234] = "fatal error: disk"
+    lines[4321] = "error: again"
+    scanner = Scanner([b"rror"])
+    found = [(c.number, c.text) for c in scanner.candidates(chunks_of_lines(lines, size=1000))]
+    assert found == [(1235, "fatal error: disk"), (4322, "error: again")]
+    assert scanner.lines == 5000
+
+
+def test_reads_a_file_path(tmp_path: Path) -> None:
+    log = tmp_path / "build.log"
+    log.write_text("\n".join([*NINJA, *_excerpt("disk-full.log"), *TAIL]), encoding="utf-8")
+    diagnosis = diagnose(log)
+    assert diagnosis.top is not None and diagnosis.top.rule_id == "disk-full"
+    assert diagnosis.bytes_scanned == log.stat().st_size + 1  # the last line gets its newline
+
+
+def test_error_in_first_block_beats_earlier_warning() -> None:
+    log = _excerpt("warn-nccl-not-found.log") + NINJA + _excerpt("nccl-header-missing.log") + TAIL
+    diagnosis = diagnose(log)
+    assert [f.rule_id for f in diagnosis.findings][:2] == [
+        "nccl-header-missing",
+        "warn-nccl-not-found",
+    ]
+
+
+def test_context_demotes_rules_whose_ranges_do_not_hold() -> None:
+    gcc = rule_by_id("nvcc-host-gcc-too-new").model_dump()
+    disk = rule_by_id("disk-full").model_dump()
+    narrow = Rule.model_validate({**gcc, "when": {"cuda": "<11"}})
+    log = _excerpt("nvcc-host-gcc-too-new.log") + _excerpt("disk-full.log")
+    rules = [narrow, Rule.model_validate(disk)]
+    plain = diagnose(log, rules=rules)
+    assert plain.top is not None and plain.top.rule_id == "nvcc-host-gcc-too-new"
+    ranked = diagnose(log, context={"cuda": "12.4"}, rules=rules)
+    assert ranked.top is not None and ranked.top.rule_id == "disk-full"
+    assert ranked.findings[1].context_fit is False
+
+
+def test_warnings_that_changed_a_successful_build() -> None:
+    log = NINJA[:9] + _excerpt("warn-cudnn-not-found.log") + _excerpt("warn-mkl-not-found.log")
+    log += NINJA[9:]
+    found = warnings_that_changed_result(log)
+    assert {f.rule_id for f in found} == {"warn-cudnn-not-found", "warn-mkl-not-found"}
+    assert all(f.severity == "warning" for f in found)

@@ -1,0 +1,88 @@
+"""What a single log line is: a real error, the noise that follows one, a ninja ``FAILED:`` line,
+a compiler diagnostic naming its file — independent of any rule."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Literal
+
+# Strings at least one of which every interesting line holds (searched in raw bytes).
+GENERIC_TRIGGERS: tuple[bytes, ...] = (
+    b"rror",
+    b"FAIL",
+    b"failed",
+    b"atal",
+    b"Killed",
+    b"arning",
+    b"ould",
+    b"ound",
+    b"undefined",
+    b"No space",
+    b"truncated",
+    b"annot",
+    b"No such file",
+    b"ersion",
+    b"upport",
+    b"equired",
+    b"issing",
+    b"does not",
+)
+
+_NOISE = re.compile(
+    r"ninja: build stopped|subcommand failed|CalledProcessError|"
+    r"^\s*make(\[\d+\])?: \*\*\*|\bError \d+\s*$|"
+    r"error: command '[^']*' failed with exit|ERROR: Failed building wheel|"
+    r"error: subprocess-exited-with-error|Configuring incomplete, errors occurred|"
+    r"^\s*(CMake Error at \S*_generated_\S*\.cmake:\d+|Error generating)|"
+    r"Traceback \(most recent call last\)|errors? detected in the compilation|"
+    r"^\s*(compilation|Compilation) terminated|raise \w+Error\("
+)
+_REAL = re.compile(
+    r"(?<![\w=-])(?:error|ERROR)\b(?![=-])|\b\w*Error\b(?!\s*\d)(?=:|\s|$)|\bfatal\b|\bFAIL\b|"
+    r"Killed signal|undefined reference|undefined symbol|relocation truncated|No space left|"
+    r"cannot find -l|catastrophic error|internal compiler error|No such file or directory|"
+    r"does not contain a CMakeLists|Could not find \S*third_party"
+)
+_STATUS = re.compile(r"^\s*\[\d+/\d+[\] ]")
+_FAILED = re.compile(r"^FAILED: (?:\[code=\d+\] )?(?P<target>\S+)")
+_DIAGNOSTIC = re.compile(r"^\s*(?P<file>[^\s:]+):\d+(?::\d+)?: (?:fatal )?error")
+_COMMAND = re.compile(r"^\s*(\S*/)?(c\+\+|g\+\+|gcc|cc|clang\+\+|clang|nvcc|ccache|sccache)\s+-")
+
+LineKind = Literal["failed", "error", "noise", "other"]
+
+
+@dataclass(frozen=True)
+class LineInfo:
+    kind: LineKind
+    target: str | None = None  # ninja target of a FAILED line, or the file of a diagnostic
+    block_kind: Literal["ninja", "make", "diagnostic", "cmake", "python", "other"] = "other"
+
+
+def classify(text: str) -> LineInfo:
+    """Sort one (clean) line into failed / error / noise / other."""
+    failed = _FAILED.match(text)
+    if failed:
+        return LineInfo("failed", failed.group("target"), "ninja")
+    if _STATUS.match(text) or _COMMAND.match(text):
+        return LineInfo("other")
+    if _NOISE.search(text):
+        return LineInfo("noise")
+    if "warning:" in text.lower() and "error:" not in text:
+        return LineInfo("other")
+    if not _REAL.search(text):
+        return LineInfo("other")
+    diag = _DIAGNOSTIC.match(text)
+    if diag:
+        return LineInfo("error", diag.group("file"), "diagnostic")
+    return LineInfo("error", None, _kind_of(text))
+
+
+def _kind_of(text: str) -> Literal["make", "cmake", "python", "other"]:
+    if "CMake Error" in text:
+        return "cmake"
+    if re.match(r"^\s*make(\[\d+\])?:", text):
+        return "make"
+    if re.match(r"^\s*[\w.]*(Error|Exception)\b", text):
+        return "python"
+    return "other"

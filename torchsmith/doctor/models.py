@@ -1,0 +1,107 @@
+"""What the doctor returns: frozen records that the CLI prints and the build pipeline keeps."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from torchsmith.doctor.ruledb import Rule, Severity, Stage
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Evidence(_Frozen):
+    """One line of the log, with its 1-based line number."""
+
+    line: int
+    text: str
+
+
+BlockKind = Literal["ninja", "make", "diagnostic", "cmake", "python", "other"]
+
+
+class ErrorBlock(_Frozen):
+    """The output of one failed step, separated from interleaved parallel output."""
+
+    kind: BlockKind
+    start_line: int
+    target: str | None = Field(None, description="ninja/make target or source file, if known")
+    lines: tuple[Evidence, ...] = Field(description="the block's error lines, at most a few dozen")
+    context: tuple[Evidence, ...] = Field(
+        (), description="the lines around the block's first error (a failed command's output)"
+    )
+
+    @property
+    def first(self) -> Evidence:
+        return self.lines[0]
+
+
+class Finding(_Frozen):
+    """A rule that matched, with the lines that show it."""
+
+    rule_id: str
+    title: str
+    category: str
+    severity: Severity
+    stage: Stage
+    cause: str
+    fix: str
+    fix_env: dict[str, str] = Field(default_factory=dict)
+    fix_packages: tuple[str, ...] = ()
+    affected: str
+    source: str
+    evidence: tuple[Evidence, ...]
+    count: int = Field(description="how many lines matched in the whole log")
+    in_first_error: bool = Field(description="the match lies in the first real error block")
+    context_fit: bool | None = Field(
+        None, description="the rule's version ranges hold for the given context (None: unknown)"
+    )
+    score: float
+
+    @classmethod
+    def of(cls, rule: Rule, **kwargs: object) -> Finding:
+        return cls.model_validate(
+            {
+                "rule_id": rule.id,
+                "title": rule.title,
+                "category": rule.category,
+                "severity": rule.severity,
+                "stage": rule.stage,
+                "cause": rule.cause,
+                "fix": rule.fix,
+                "fix_env": dict(rule.fix_env),
+                "fix_packages": rule.fix_packages,
+                "affected": rule.affected,
+                "source": rule.source,
+                **kwargs,
+            }
+        )
+
+
+class Diagnosis(_Frozen):
+    """The doctor's verdict on one log: findings ranked best first, and the first real error."""
+
+    findings: tuple[Finding, ...] = ()
+    first_error: ErrorBlock | None = None
+    error_blocks: int = Field(0, description="how many separate error blocks the log holds")
+    lines_scanned: int = 0
+    bytes_scanned: int = 0
+
+    @property
+    def top(self) -> Finding | None:
+        return self.findings[0] if self.findings else None
+
+    @property
+    def failed(self) -> bool:
+        """The log shows a real error (known or not)."""
+        return self.first_error is not None or any(f.severity == "error" for f in self.findings)
+
+    @property
+    def known_cause(self) -> bool:
+        return any(f.severity == "error" for f in self.findings)
+
+    def warnings(self) -> tuple[Finding, ...]:
+        return tuple(f for f in self.findings if f.severity == "warning")

@@ -1,0 +1,138 @@
+"""Diagnose a build log: stream it, separate the error blocks, match the rules, rank the causes.
+
+``diagnose(path_or_lines, context=None) -> Diagnosis`` is what ``torchsmith build`` calls when a
+build fails; ``warnings_that_changed_result(lines)`` is what it calls after a build succeeds.
+``context`` maps components to versions (``{"torch": "1.13.0", "cuda": "11.8", "gcc": "12"}``,
+optionally ``"stage": "compile"``); rules whose version ranges do not hold rank lower.
+
+Ranking, best first: a match inside the first real error block beats everything; then errors
+beat warnings (a feature quietly switched off explains a failure only when nothing else does);
+then the rule's specificity (``priority``), its fit with the context, and earlier lines.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+
+from torchsmith.doctor.blocks import BlockBuilder
+from torchsmith.doctor.classify import GENERIC_TRIGGERS, classify
+from torchsmith.doctor.models import Diagnosis, Evidence, Finding
+from torchsmith.doctor.ruledb import Rule, literal_runs, load_rules, needle
+from torchsmith.doctor.stream import Candidate, Scanner, chunks_of
+
+LogSource = str | os.PathLike[str] | Iterable[str]
+MAX_EVIDENCE = 3
+
+
+@dataclass(frozen=True)
+class _Pattern:
+    rule: Rule
+    needle: str
+    runs: tuple[str, ...]
+    regex: re.Pattern[str]
+
+
+@dataclass
+class _Hits:
+    rule: Rule
+    evidence: list[Evidence] = field(default_factory=list)
+    count: int = 0
+    blocks: set[int] = field(default_factory=set)
+
+
+class RuleMatcher:
+    """All rules' patterns, with a plain-text needle tested before each regex."""
+
+    def __init__(self, rules: Iterable[Rule]) -> None:
+        self.patterns = [
+            _Pattern(rule, needle(p), tuple(literal_runs(p)), re.compile(p))
+            for rule in rules
+            for p in rule.patterns
+        ]
+
+    def triggers(self) -> tuple[bytes, ...]:
+        """Generic triggers plus the needle of any pattern no generic trigger would catch."""
+        generic = [t.decode() for t in GENERIC_TRIGGERS]
+        extra = {
+            p.needle.encode()
+            for p in self.patterns
+            if p.needle and not any(g in run for g in generic for run in p.runs)
+        }
+        return (*GENERIC_TRIGGERS, *sorted(extra))
+
+    def match(self, text: str) -> list[Rule]:
+        found: dict[str, Rule] = {}
+        for p in self.patterns:
+            if p.rule.id in found or (p.needle and p.needle not in text):
+                continue
+            if p.regex.search(text):
+                found[p.rule.id] = p.rule
+        return list(found.values())
+
+
+def diagnose(
+    path_or_lines: LogSource,
+    context: Mapping[str, str] | None = None,
+    rules: Iterable[Rule] | None = None,
+) -> Diagnosis:
+    """Read a whole log (a path, or an iterable of lines) and say what went wrong."""
+    matcher = RuleMatcher(load_rules() if rules is None else rules)
+    scanner = Scanner(matcher.triggers())
+    builder = BlockBuilder()
+    hits: dict[str, _Hits] = {}
+    for cand in scanner.candidates(chunks_of(path_or_lines)):
+        builder.feed(cand, classify(cand.text))
+        _record(hits, matcher.match(cand.text), cand, builder.open_index)
+    builder.close()
+    findings = _rank(hits.values(), context or {}, scanner.lines)
+    return Diagnosis(
+        findings=tuple(findings),
+        first_error=builder.blocks[0] if builder.blocks else None,
+        error_blocks=builder.count,
+        lines_scanned=scanner.lines,
+        bytes_scanned=scanner.bytes,
+    )
+
+
+def warnings_that_changed_result(
+    lines: LogSource, context: Mapping[str, str] | None = None
+) -> tuple[Finding, ...]:
+    """After a successful build: the warnings that mean a feature was quietly switched off."""
+    return diagnose(lines, context).warnings()
+
+
+def _record(hits: dict[str, _Hits], rules: list[Rule], cand: Candidate, block: int | None) -> None:
+    for rule in rules:
+        entry = hits.setdefault(rule.id, _Hits(rule))
+        entry.count += 1
+        if len(entry.evidence) < MAX_EVIDENCE:
+            entry.evidence.append(Evidence(line=cand.number, text=cand.text))
+        if block is not None:
+            entry.blocks.add(block)
+
+
+def _rank(all_hits: Iterable[_Hits], context: Mapping[str, str], total: int) -> list[Finding]:
+    findings = [_finding(h, context, total) for h in all_hits]
+    return sorted(findings, key=lambda f: (-f.score, f.evidence[0].line))
+
+
+def _finding(hits: _Hits, context: Mapping[str, str], total: int) -> Finding:
+    rule = hits.rule
+    fit = rule.context_fit(context)
+    first = 0 in hits.blocks
+    score = rule.priority * 0.3 + (30.0 if rule.severity == "error" else 0.0)
+    score += 100.0 if first else (40.0 if hits.blocks else 0.0)
+    score += {True: 20.0, False: -80.0, None: 0.0}[fit]
+    score += 10.0 if context.get("stage") == rule.stage else 0.0
+    score -= 5.0 * hits.evidence[0].line / max(total, 1)
+    return Finding.of(
+        rule,
+        evidence=tuple(hits.evidence),
+        count=hits.count,
+        in_first_error=first,
+        context_fit=fit,
+        score=round(score, 2),
+    )

@@ -1,0 +1,158 @@
+"""Streaming a log in bounded memory, and finding its interesting lines fast.
+
+A build log can be gigabytes. It is read in chunks of whole lines (a few MiB each); in each chunk
+``bytes.find`` (C speed) looks for a small set of trigger strings, and only the lines that hold
+one are decoded and looked at in Python. Line numbers are kept by counting newlines between
+those lines. Everything else — the hundreds of thousands of ``[N/M] Building ...`` lines — is
+never decoded.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+CHUNK_BYTES = 8 << 20
+_ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
+_STATUS_START = re.compile(rb"\[\d+/\d+")
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A line that holds a trigger: its 1-based number, text, and where it sits in its chunk."""
+
+    number: int
+    text: str
+    chunk: bytes
+    start: int
+    end: int
+    boundary_before: bool  # a ninja status line or "ninja:" line lies between it and the last one
+
+    def context(self, before: int, after: int) -> list[tuple[int, str]]:
+        """Up to ``before`` lines above and ``after`` lines below, stopping at ninja status
+        lines below (the next edge's output is not this one's)."""
+        lines = _lines_before(self.chunk, self.start, before, self.number)
+        lines.append((self.number, self.text))
+        lines += _lines_after(self.chunk, self.end, after, self.number)
+        return lines
+
+
+def clean(raw: bytes) -> str:
+    """A log line as text: decoded, colour codes removed, progress-bar rewrites dropped."""
+    text = _ANSI.sub("", raw.decode("utf-8", errors="replace"))
+    if "\r" in text:
+        parts = [p for p in text.split("\r") if p.strip()]
+        text = parts[-1] if parts else ""
+    return text
+
+
+def _lines_before(chunk: bytes, start: int, count: int, number: int) -> list[tuple[int, str]]:
+    out: list[tuple[int, str]] = []
+    end = start - 1
+    while count > 0 and end > 0:
+        begin = chunk.rfind(b"\n", 0, end) + 1
+        number -= 1
+        out.append((number, clean(chunk[begin:end])))
+        end, count = begin - 1, count - 1
+    return out[::-1]
+
+
+def _lines_after(chunk: bytes, end: int, count: int, number: int) -> list[tuple[int, str]]:
+    out: list[tuple[int, str]] = []
+    begin = end + 1
+    while count > 0 and begin < len(chunk):
+        stop = chunk.find(b"\n", begin)
+        stop = len(chunk) if stop == -1 else stop
+        raw = chunk[begin:stop]
+        if _STATUS_START.match(raw) or raw.startswith(b"ninja: "):
+            break
+        number += 1
+        out.append((number, clean(raw)))
+        begin, count = stop + 1, count - 1
+    return out
+
+
+def chunks_of_file(path: Path, size: int = CHUNK_BYTES) -> Iterator[bytes]:
+    """Whole-line chunks of a file, each ending with a newline."""
+    carry = b""
+    with path.open("rb") as fh:
+        while block := fh.read(size):
+            block = carry + block
+            cut = block.rfind(b"\n") + 1
+            if cut == 0:
+                carry = block
+                continue
+            carry = block[cut:]
+            yield block[:cut]
+    if carry:
+        yield carry + b"\n"
+
+
+def chunks_of_lines(lines: Iterable[str], size: int = CHUNK_BYTES) -> Iterator[bytes]:
+    """Whole-line chunks of an iterable of lines (with or without their newlines)."""
+    parts: list[bytes] = []
+    total = 0
+    for line in lines:
+        raw = line.rstrip("\n").encode("utf-8", errors="replace") + b"\n"
+        parts.append(raw)
+        total += len(raw)
+        if total >= size:
+            yield b"".join(parts)
+            parts, total = [], 0
+    if parts:
+        yield b"".join(parts)
+
+
+def chunks_of(source: str | os.PathLike[str] | Iterable[str]) -> Iterator[bytes]:
+    """A path (str or PathLike) is read from disk; any other iterable is taken as lines."""
+    if isinstance(source, str | os.PathLike):
+        return chunks_of_file(Path(source))
+    return chunks_of_lines(source)
+
+
+def _line_starts(chunk: bytes, triggers: tuple[bytes, ...]) -> list[int]:
+    starts: set[int] = set()
+    for trigger in triggers:
+        i = chunk.find(trigger)
+        while i != -1:
+            starts.add(chunk.rfind(b"\n", 0, i) + 1)
+            i = chunk.find(trigger, chunk.find(b"\n", i))
+    return sorted(starts)
+
+
+def _has_boundary(chunk: bytes, begin: int, end: int) -> bool:
+    """Whether a ninja status line ("[N/M") or a "ninja:" line starts in chunk[begin:end]."""
+    i = chunk.find(b"\n[", begin - 1 if begin else 0, end)
+    while i != -1:
+        if _STATUS_START.match(chunk, i + 1):
+            return True
+        i = chunk.find(b"\n[", i + 2, end)
+    return chunk.find(b"\nninja: ", begin - 1 if begin else 0, end) != -1
+
+
+class Scanner:
+    """Yields the candidate lines of a log, numbered, in order; counts lines and bytes."""
+
+    def __init__(self, triggers: Iterable[bytes]) -> None:
+        self.triggers = tuple(sorted(set(triggers)))
+        self.lines = 0
+        self.bytes = 0
+
+    def candidates(self, chunks: Iterable[bytes]) -> Iterator[Candidate]:
+        for chunk in chunks:
+            yield from self._chunk(chunk)
+            self.lines += chunk.count(b"\n")
+            self.bytes += len(chunk)
+
+    def _chunk(self, chunk: bytes) -> Iterator[Candidate]:
+        newlines, pos, last_end = 0, 0, 0
+        for start in _line_starts(chunk, self.triggers):
+            newlines += chunk.count(b"\n", pos, start)
+            end = chunk.find(b"\n", start)
+            text = clean(chunk[start:end])
+            boundary = _has_boundary(chunk, last_end, start)
+            yield Candidate(self.lines + newlines + 1, text, chunk, start, end, boundary)
+            pos, last_end = start, end + 1
