@@ -21,7 +21,8 @@ COMPANIONS: tuple[str, ...] = ("torchvision", "torchaudio", "torchtext")
 
 _CUDA_RE = re.compile(r"^(?:cuda|cu)?\s*(\d{1,2})\.?(\d)$", re.IGNORECASE)
 _SOURCE_RE = re.compile(r"^(git|debian|path:.+|tarball:.+|bundle:.+)$")
-_COMPANION_RE = re.compile(r"^(auto|torchvision|torchaudio|torchtext)(==?[\w.+-]+)?$")
+_COMPANION_RE = re.compile(r"^(auto|torchvision|torchaudio|torchtext)(==?\d+(\.\d+)*([.+-]\w+)*)?$")
+_PYTHON_RE = re.compile(r"^[23]\.\d{1,2}(\.\d+)?$")
 
 
 class _Strict(BaseModel):
@@ -148,6 +149,16 @@ class BuildSpec(_Strict):
                 f"{value!r} is neither 'cpu' nor a CUDA version like '12.4' or 'cu124'"
             )
         return f"{int(match.group(1))}.{match.group(2)}"
+
+    @field_validator("python")
+    @classmethod
+    def _python(cls, value: str | None) -> str | None:
+        if value is None:
+            return None
+        text = value.strip().removeprefix("python").removeprefix("py")
+        if not _PYTHON_RE.match(text):
+            raise ValueError(f"{value!r} is not a Python version like '3.11'")
+        return text
 
     @field_validator("source")
     @classmethod
