@@ -14,7 +14,6 @@ GENERIC_TRIGGERS: tuple[bytes, ...] = (
     b"failed",
     b"atal",
     b"Killed",
-    b"arning",
     b"ould",
     b"ound",
     b"undefined",
@@ -27,6 +26,7 @@ GENERIC_TRIGGERS: tuple[bytes, ...] = (
     b"equired",
     b"issing",
     b"does not",
+    b"exist",
 )
 
 _NOISE = re.compile(
@@ -60,18 +60,16 @@ class LineInfo:
 
 
 def classify(text: str) -> LineInfo:
-    """Sort one (clean) line into failed / error / noise / other."""
-    failed = _FAILED.match(text)
-    if failed:
-        return LineInfo("failed", failed.group("target"), "ninja")
-    if _STATUS.match(text) or _COMMAND.match(text):
+    """Sort one (clean) line into failed / error / noise / other; cheap tests first."""
+    if text.startswith("FAILED: "):
+        failed = _FAILED.match(text)
+        return LineInfo("failed", failed.group("target") if failed else None, "ninja")
+    if "arning" in text and "error" not in text:
+        return LineInfo("other")
+    if not _REAL.search(text) or _STATUS.match(text) or _COMMAND.match(text):
         return LineInfo("other")
     if _NOISE.search(text):
         return LineInfo("noise")
-    if "warning:" in text.lower() and "error:" not in text:
-        return LineInfo("other")
-    if not _REAL.search(text):
-        return LineInfo("other")
     diag = _DIAGNOSTIC.match(text)
     if diag:
         return LineInfo("error", diag.group("file"), "diagnostic")

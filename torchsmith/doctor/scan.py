@@ -44,7 +44,9 @@ class _Hits:
 
 
 class RuleMatcher:
-    """All rules' patterns, with a plain-text needle tested before each regex."""
+    """All rules' patterns. Each pattern is gated by one trigger string it must contain (a
+    generic trigger inside its literal text, else its own needle): a line is only tried against
+    the patterns whose gate it holds, and against a regex only if it holds the needle too."""
 
     def __init__(self, rules: Iterable[Rule]) -> None:
         self.patterns = [
@@ -52,24 +54,27 @@ class RuleMatcher:
             for rule in rules
             for p in rule.patterns
         ]
+        self.gates: dict[str, list[_Pattern]] = {}
+        generic = [t.decode() for t in GENERIC_TRIGGERS]
+        for p in self.patterns:
+            gate = next((g for g in generic for run in p.runs if g in run), p.needle)
+            self.gates.setdefault(gate, []).append(p)
 
     def triggers(self) -> tuple[bytes, ...]:
         """Generic triggers plus the needle of any pattern no generic trigger would catch."""
-        generic = [t.decode() for t in GENERIC_TRIGGERS]
-        extra = {
-            p.needle.encode()
-            for p in self.patterns
-            if p.needle and not any(g in run for g in generic for run in p.runs)
-        }
+        extra = {g.encode() for g in self.gates if g.encode() not in GENERIC_TRIGGERS}
         return (*GENERIC_TRIGGERS, *sorted(extra))
 
     def match(self, text: str) -> list[Rule]:
         found: dict[str, Rule] = {}
-        for p in self.patterns:
-            if p.rule.id in found or (p.needle and p.needle not in text):
+        for gate, patterns in self.gates.items():
+            if gate not in text:
                 continue
-            if p.regex.search(text):
-                found[p.rule.id] = p.rule
+            for p in patterns:
+                if p.rule.id in found or (p.needle and p.needle not in text):
+                    continue
+                if p.regex.search(text):
+                    found[p.rule.id] = p.rule
         return list(found.values())
 
 
