@@ -50,7 +50,7 @@ class Probe:
 def _static(facts: ElfFacts) -> list[Component]:
     found: list[Component] = []
     for component, symbols in COMPONENT_SYMBOLS.items():
-        if any(s in facts.defined for s in symbols):
+        if component in facts.markers or any(s in facts.defined for s in symbols):
             found.append(component)  # type: ignore[arg-type]
     return found
 

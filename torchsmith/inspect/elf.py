@@ -25,6 +25,8 @@ COMPONENT_SYMBOLS: dict[str, tuple[str, ...]] = {
     "nccl": ("ncclCommInitRank", "ncclGetVersion"),
     "cublas": ("cublasCreate_v2", "cublasLtCreate"),
 }
+# Strings only a statically linked copy carries (the dynamic library keeps them to itself).
+COMPONENT_MARKERS: dict[str, bytes] = {"cudart": b"/cudart.shm."}
 _WANTED = {name.encode() for names in COMPONENT_SYMBOLS.values() for name in names}
 _ARCH_FLAGS = re.compile(rb"\x00((?:sm|compute)_\d+[af]?(?: (?:sm|compute)_\d+[af]?)*)\x00")
 _SYM = struct.Struct("<IBBHQQ")
@@ -43,6 +45,7 @@ class ElfFacts:
     defined: frozenset[str]
     undefined: frozenset[str]
     arch_flags: str | None
+    markers: frozenset[str] = frozenset()
     fatbin: tuple[FatbinEntry, ...] = field(default=())
     relocatable_fatbin_bytes: int = 0
 
@@ -101,9 +104,9 @@ def _symbols(fh: BinaryIO, elf: ELFFile, table: str, strtab: str) -> tuple[set[s
     return defined, undefined
 
 
-def _arch_flags(fh: BinaryIO, elf: ELFFile) -> str | None:
+def _arch_flags(rodata: bytes) -> str | None:
     """The ``CUDA_ARCH_FLAGS`` string torch compiles in (what ``get_arch_list()`` returns)."""
-    found = _ARCH_FLAGS.search(_section_bytes(fh, elf, ".rodata"))
+    found = _ARCH_FLAGS.search(rodata)
     return found.group(1).decode() if found else None
 
 
@@ -140,6 +143,7 @@ def read_elf(path: Path, *, arch_flags: bool = False) -> ElfFacts:
                 [_symbols(fh, elf, ".dynsym", ".dynstr"), _symbols(fh, elf, ".symtab", ".strtab")]
             )
             fatbin, rel_bytes = _gpu_code(fh, elf)
+            rodata = _section_bytes(fh, elf, ".rodata")
             return ElfFacts(
                 needed=tuple(needed),
                 rpath=tuple(rpath),
@@ -149,7 +153,8 @@ def read_elf(path: Path, *, arch_flags: bool = False) -> ElfFacts:
                 cxx11_symbols=dynstr.count(b"__cxx11"),
                 defined=defined,
                 undefined=undefined,
-                arch_flags=_arch_flags(fh, elf) if arch_flags else None,
+                arch_flags=_arch_flags(rodata) if arch_flags else None,
+                markers=frozenset(c for c, m in COMPONENT_MARKERS.items() if m in rodata),
                 fatbin=fatbin,
                 relocatable_fatbin_bytes=rel_bytes,
             )

@@ -97,13 +97,17 @@ def _torch(insp: Inspection, exp: Expectations) -> Check:
 
 
 def _feature_actual(insp: Inspection, feature: str) -> bool | None:
+    """On/off from the build settings; else only positive evidence (linked library, a -D flag)."""
     setting = _FEATURE_SETTING.get(feature)
-    if setting and setting in insp.config.use:
-        return insp.config.use[setting]
+    use = insp.config.use
+    if setting and setting in use:
+        return use[setting]
     if feature in ("cudnn", "nccl"):
         return insp.link(feature).mode != "none"  # type: ignore[arg-type]
-    if setting and insp.config.cxx_flags is not None:
-        return f"-D{setting}" in insp.config.cxx_flags
+    if feature == "distributed" and any(use.get(k) for k in ("USE_GLOO", "USE_NCCL", "USE_MPI")):
+        return True
+    if setting and f"-D{setting}" in (insp.config.cxx_flags or ""):
+        return True
     return None
 
 

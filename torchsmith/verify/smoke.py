@@ -40,6 +40,18 @@ def _failed(name: str, exc: ToolError) -> Check:
     return Check(name=name, ok=False, detail=f"{exc.message}: {excerpt}"[:500])
 
 
+_SITE = "import site, sys; print(chr(10).join([*site.getsitepackages(), *sys.path[1:]]))"
+
+
+def _link_base_site(base: str, venv: Path, env: Mapping[str, str]) -> None:
+    """Make the venv see the base interpreter's packages even when that interpreter is itself
+    a venv (``--system-site-packages`` would then reach the venv's *base*, not the venv)."""
+    done = proc.capture([base, "-c", _SITE], env=env, timeout=60)
+    dirs = [d for d in dict.fromkeys(done.stdout.splitlines()) if d.endswith("-packages")]
+    for site_dir in venv.glob("lib/python*/site-packages"):
+        (site_dir / "_torchsmith_base_site.pth").write_text("\n".join(dirs) + "\n")
+
+
 def _prepare(wheel: Path | None, opts: SmokeOptions, env: Mapping[str, str]) -> str:
     """The interpreter to test with (a fresh venv unless mode is 'interpreter')."""
     if opts.mode == "interpreter":
@@ -49,6 +61,8 @@ def _prepare(wheel: Path | None, opts: SmokeOptions, env: Mapping[str, str]) -> 
     extra = ["--system-site-packages"] if opts.mode == "venv-system" else []
     proc.run([opts.python, "-m", "venv", "--clear", *extra, venv], env=env, log_path=log)
     python = str(venv / "bin" / "python")
+    if opts.mode == "venv-system":
+        _link_base_site(opts.python, venv, env)
     if wheel is not None:
         nodeps = [] if opts.deps else ["--no-deps"]
         argv: list[str | Path] = [
