@@ -12,4 +12,5 @@ COMMAND_MODULES: tuple[str, ...] = (
     "torchsmith.commands.build",
     "torchsmith.commands.inspect",
     "torchsmith.commands.verify",
+    "torchsmith.commands.doctor",
 )
