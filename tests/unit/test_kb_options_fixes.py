@@ -128,6 +128,25 @@ def test_gcc12_refusal_only_for_git_sources(kb: KnowledgeBase) -> None:
     assert "gcc12-gloo-before-torch2" not in ids(None, "git")  # not GCC: unknown, not refused
 
 
+def test_debian_sources_get_no_pip_commands(kb: KnowledgeBase) -> None:
+    found = applicable_fixes(
+        kb, torch="1.13.1", cuda=None, gcc="12", python="3.11", source_kind="debian"
+    )
+    assert "numpy-below-2" not in _ids(found)
+    assert {"setup-install-cmdclass", "cpp-extension-pkg-resources-packaging"} <= _ids(found)
+
+
+def test_every_fix_carries_what_its_action_needs(kb: KnowledgeBase) -> None:
+    payload = {
+        "patch": lambda f: bool(f.edits),
+        "env": lambda f: bool(f.env),
+        "command": lambda f: bool(f.command),
+        "refuse": lambda f: bool(f.advice),
+    }
+    assert [f.id for f in kb.fixes if not payload[f.action](f)] == []
+    assert len({f.id for f in kb.fixes}) == len(kb.fixes)
+
+
 def test_unparsable_torch_matches_only_unrestricted_fixes() -> None:
     anywhere = Fix(
         id="anywhere", title="t", applies=FixApplies(), action="env", env={"A": "1"},
