@@ -13,7 +13,7 @@ import tempfile
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal, Protocol
 
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
@@ -23,6 +23,20 @@ from torchsmith.kb import KnowledgeBase
 from torchsmith.kb.models import Fix, FixApplies, PatchEdit
 
 EditState = Literal["apply", "already"]
+EditLike = PatchEdit | Mapping[str, str]
+
+
+class HasEdits(Protocol):
+    """A planned fix (``torchsmith.plan_model.PlannedFix``) or anything else with id and edits."""
+
+    @property
+    def id(self) -> str: ...
+
+    @property
+    def edits(self) -> Sequence[EditLike]: ...
+
+
+FixLike = Fix | HasEdits | Sequence[EditLike]
 
 
 # -- applicability ------------------------------------------------------------------------------
@@ -103,16 +117,16 @@ class _FileChange:
     states: tuple[tuple[str, EditState], ...]
 
 
-def _unpack(fix: Any) -> tuple[str, list[PatchEdit]]:
+def _unpack(fix: FixLike) -> tuple[str, list[PatchEdit]]:
     """A Fix, anything with ``id``/``edits`` (a PlannedFix), or a plain sequence of edits."""
     if isinstance(fix, Fix):
         return fix.id, list(fix.edits)
-    if hasattr(fix, "edits"):
-        return str(getattr(fix, "id", "?")), _edits(fix.edits)
-    return "?", _edits(fix)
+    if isinstance(fix, Sequence):
+        return "?", _edits(fix)
+    return fix.id, _edits(fix.edits)
 
 
-def _edits(items: Iterable[PatchEdit | Mapping[str, str]]) -> list[PatchEdit]:
+def _edits(items: Iterable[EditLike]) -> list[PatchEdit]:
     return [e if isinstance(e, PatchEdit) else PatchEdit.model_validate(dict(e)) for e in items]
 
 
@@ -187,7 +201,7 @@ def _write_atomic(path: Path, text: str) -> None:
         raise
 
 
-def apply_edits(root: Path, fix: Any, *, dry_run: bool = False) -> list[str]:
+def apply_edits(root: Path, fix: FixLike, *, dry_run: bool = False) -> list[str]:
     """Apply a patch fix's edits under ``root``; return one line per edit.
 
     ``fix`` is a :class:`Fix`, a planned fix (anything with ``id`` and ``edits``) or a sequence

@@ -12,6 +12,7 @@ from torchsmith.errors import SourceError
 from torchsmith.fixes import applicable_fixes, apply_edits
 from torchsmith.kb import KnowledgeBase, load
 from torchsmith.kb.models import Fix, FixApplies, PatchEdit
+from torchsmith.plan_model import PlannedFix
 from torchsmith.spec import Features
 
 SEED_004 = {
@@ -232,6 +233,18 @@ def test_apply_edits_applies_then_is_a_no_op(tmp_path: Path) -> None:
 def test_apply_edits_accepts_planned_edit_dicts(tmp_path: Path) -> None:
     root = _tree(tmp_path)
     assert apply_edits(root, [ARCH.model_dump()]) == ["pkg/arches.py: applied"]
+
+
+def test_apply_edits_accepts_a_planned_fix_and_names_it(tmp_path: Path) -> None:
+    root = _tree(tmp_path)
+    planned = PlannedFix(
+        id="planned-demo", title="t", action="patch", edits=[ARCH.model_dump()],
+        explanation="e", source="https://example.org/x",
+    )  # fmt: skip
+    assert apply_edits(root, planned) == ["pkg/arches.py: applied"]
+    (root / "pkg" / "arches.py").write_text("something else\n")
+    with pytest.raises(SourceError, match=r"fix planned-demo: pkg/arches\.py"):
+        apply_edits(root, planned)
 
 
 def test_mismatch_raises_and_changes_nothing(tmp_path: Path) -> None:
