@@ -1,0 +1,110 @@
+"""`torchsmith doctor --env` on this machine, the Python probe against real (small) packages on a
+real interpreter, and the grading script. About 5-10 s in all (a few interpreter start-ups)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from torchsmith.cli import main
+from torchsmith.doctor.envcheck import check_extensions, check_torch_installs
+from torchsmith.doctor.envprobe import gather, probe_python
+
+REPO = Path(__file__).resolve().parents[2]
+FIXTURES = REPO / "tests" / "fixtures" / "doctor"
+# torchvision's own warning text, as https://github.com/NixOS/nixpkgs/issues/162286 shows it
+FOREIGN = (
+    "Failed to load image Python extension: /x/torchvision/image.so: undefined symbol: "
+    "_ZN3c105ErrorC2ENS_14SourceLocationESs"
+)
+
+
+def _package(root: Path, name: str, files: dict[str, str]) -> None:
+    pkg = root / name
+    pkg.mkdir(parents=True)
+    for file, text in files.items():
+        (pkg / file).write_text(text, encoding="utf-8")
+
+
+@pytest.fixture
+def two_torches(tmp_path: Path) -> dict[str, str]:
+    """Two torch packages on PYTHONPATH, the first with a torchvision whose ops are foreign."""
+    first, second = tmp_path / "first", tmp_path / "second"
+    init = (
+        "from . import version\n__version__ = version.__version__\nclass _C:\n"
+        "    _GLIBCXX_USE_CXX11_ABI = True\n"
+    )
+    _package(
+        first, "torch", {"__init__.py": init, "version.py": "__version__ = '9.1.0'\ncuda = None\n"}
+    )
+    _package(
+        second, "torch", {"__init__.py": init, "version.py": "__version__ = '8.0.0'\ncuda = None\n"}
+    )
+    warn = f"import warnings\nwarnings.warn({FOREIGN!r})\n"
+    _package(first, "torchvision", {"__init__.py": warn, "extension.py": ""})
+    return {**os.environ, "PYTHONPATH": f"{first}{os.pathsep}{second}"}
+
+
+def test_python_probe_sees_shadowed_torch_and_foreign_ops(two_torches: dict[str, str]) -> None:
+    facts = probe_python(sys.executable, two_torches)
+    assert facts is not None
+    assert [i.version for i in facts.installs[:2]] == ["9.1.0", "8.0.0"]
+    assert facts.imported is not None and facts.imported.version == "9.1.0"
+    gathered = gather(two_torches, REPO, None).model_copy(update={"python": facts})
+    assert check_torch_installs(gathered)[0].id == "torch-shadowed"
+    [problem] = check_extensions(gathered)
+    assert problem.id == "torchvision-mismatch"
+
+
+def test_probe_of_a_missing_interpreter_is_none() -> None:
+    assert probe_python("/nonexistent/python", dict(os.environ)) is None
+
+
+def test_gather_on_this_machine() -> None:
+    facts = gather(dict(os.environ), REPO, None)
+    assert facts.host.cores >= 1
+    assert facts.host.disk_free_gib > 0
+
+
+def test_doctor_env_command(capsys: pytest.CaptureFixture[str]) -> None:
+    code = main(["doctor", "--env", "--json", "--python", sys.executable])
+    data = json.loads(capsys.readouterr().out)["env"]
+    assert code in (0, 20, 22)
+    assert (code == 0) == (data["problems"] == [])
+    assert data["facts"]["python"]["executable"]
+
+
+def test_grade_script(tmp_path: Path) -> None:
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    rows = []
+    for name in ("disk-full.log", "cmake-too-old.log", "ninja-missing.log"):
+        lines = (FIXTURES / name).read_text(encoding="utf-8").splitlines()
+        (logs / name).write_text("\n".join(ln for ln in lines if not ln.startswith("#@ ")))
+        rows.append(f"{name},{name.removesuffix('.log')}")
+    rows.append("cmake-too-old.log-copy,toolchain")
+    (logs / "cmake-too-old.log-copy").write_text((logs / "cmake-too-old.log").read_text())
+    expected = tmp_path / "expected.csv"
+    expected.write_text("file,cause\n" + "\n".join(rows) + "\n")
+    done = subprocess.run(
+        [
+            sys.executable,
+            str(REPO / "scripts" / "grade_doctor.py"),
+            str(logs),
+            str(expected),
+            "--json",
+            "--min-accuracy",
+            "1.0",
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    assert report["top1"] == 1.0 and len(report["results"]) == 4
