@@ -126,6 +126,13 @@ def test_eras(releases: dict[str, Release]) -> None:
         assert rel.frontend == ("pep517" if ver >= Version("2.14") else "setup.py"), version
 
 
+def test_gcc_min_is_at_least_the_language_floor(releases: dict[str, Release]) -> None:
+    floor = {11: "4.8", 14: "5", 17: "7", 20: "10"}  # gcc.gnu.org/projects/cxx-status.html
+    for rel in releases.values():
+        assert rel.gcc_min, rel.torch
+        assert Version(rel.gcc_min) >= Version(floor[rel.cxx_standard]), rel.torch
+
+
 # -- the loader rejects unsourced facts -----------------------------------------------------------
 def _record(**overrides: Any) -> dict[str, Any]:
     base: dict[str, Any] = {
