@@ -36,6 +36,7 @@ import io
 import json
 import re
 import sys
+import urllib.error
 import urllib.parse
 import urllib.request
 import zipfile
@@ -363,7 +364,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--cache", default=str(DEFAULT_CACHE), help="wheel-read cache directory")
     parser.add_argument("--no-cache", action="store_true")
     args = parser.parse_args(argv)
-    derived = derive(args)
+    try:
+        derived = derive(args)
+    except (urllib.error.URLError, TimeoutError) as exc:
+        print(
+            f"refresh_releases: cannot reach PyPI ({exc}); try again or use --cache",
+            file=sys.stderr,
+        )
+        return 2
     if args.json:
         print(json.dumps(derived, indent=1))
         return 0
