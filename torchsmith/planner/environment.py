@@ -40,10 +40,20 @@ def spell(ctx: Ctx, opt: BuildOption, on: bool, reason: str) -> EnvSetting:
     return EnvSetting(name=opt.name, value="1" if on else "0", reason=reason)
 
 
+def _blas(ctx: Ctx, decision: Decision) -> EnvSetting:
+    """There is no USE_MKL: MKL is chosen with BLAS=MKL (kb option BLAS); off means Eigen."""
+    ctx.kb.option("BLAS")  # the catalogue must know the switch
+    value = "MKL" if decision.value else "Eigen"
+    return EnvSetting(name="BLAS", value=value, reason=f"{decision.reason} (mkl via BLAS)")
+
+
 def feature_env(ctx: Ctx, features: dict[str, Decision]) -> list[EnvSetting]:
     settings = []
     for name, decision in features.items():
         if decision.value is None:
+            continue
+        if name == "mkl":
+            settings.append(_blas(ctx, decision))
             continue
         opt = option_for(ctx, name)
         if opt is None:
