@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import os
+import sys
 import traceback
 from collections.abc import Sequence
 
@@ -15,7 +16,14 @@ from torchsmith.console import err
 from torchsmith.errors import InterruptError, TorchsmithError
 
 
-def build_parser() -> argparse.ArgumentParser:
+def _command_in(argv: Sequence[str]) -> str | None:
+    """The sub-command named in argv, so that only its module is imported (start-up time)."""
+    names = {m.rsplit(".", 1)[1] for m in COMMAND_MODULES}
+    first = next((a for a in argv if not a.startswith("-")), None)
+    return first if first in names else None
+
+
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="torchsmith",
         description="Build PyTorch and its domain libraries from source — checked before, "
@@ -25,7 +33,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--debug", action="store_true", help="show tracebacks on errors")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in COMMAND_MODULES:
-        importlib.import_module(name).register(sub)
+        if only is None or name.rsplit(".", 1)[1] == only:
+            importlib.import_module(name).register(sub)
     return parser
 
 
@@ -38,7 +47,8 @@ def _report(exc: TorchsmithError, debug: bool) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
+    argv = sys.argv[1:] if argv is None else list(argv)
+    parser = build_parser(_command_in(argv))
     args = parser.parse_args(argv)
     debug = bool(args.debug or os.environ.get("TORCHSMITH_DEBUG"))
     if not getattr(args, "handler", None):

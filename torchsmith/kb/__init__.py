@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import difflib
 import functools
+import hashlib
+import json
 import re
 import sys
 from collections.abc import Iterable
@@ -144,12 +146,53 @@ class KnowledgeBase:
         return [o for o in self.options if o.feature == feature]
 
 
-def _read_table(name: str) -> list[tuple[str, dict[str, Any]]]:
+COMPILED_NAME = "compiled.json"
+Records = dict[str, list[tuple[str, dict[str, Any]]]]
+
+
+def _data_files() -> list[Any]:
     data_dir = resources.files("torchsmith.kb") / "data"
-    merged: dict[str, list[tuple[str, dict[str, Any]]]] = {}
-    for entry in sorted(data_dir.iterdir(), key=lambda e: e.name):
-        if not entry.name.endswith(".toml"):
-            continue
+    return sorted(
+        (e for e in data_dir.iterdir() if e.name.endswith(".toml")), key=lambda e: e.name
+    )
+
+
+def data_hash() -> str:
+    """sha256 over the names and bytes of every data file."""
+    digest = hashlib.sha256()
+    for entry in _data_files():
+        digest.update(entry.name.encode() + b"\0" + entry.read_bytes() + b"\0")
+    return digest.hexdigest()
+
+
+def compile_records() -> str:
+    """The parsed data files as JSON (``kb/data/compiled.json``, written by
+    ``scripts/compile_kb.py``): loading it skips the pure-Python TOML parser."""
+    payload = {"generated_by": "scripts/compile_kb.py — do not edit", "hash": data_hash()}
+    payload["records"] = _parse_toml_files()
+    return json.dumps(payload, sort_keys=True, separators=(",", ":")) + "\n"
+
+
+def _compiled() -> Records | None:
+    entry = resources.files("torchsmith.kb") / "data" / COMPILED_NAME
+    try:
+        payload = json.loads(entry.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if payload.get("hash") != data_hash():
+        return None  # stale: a data file changed since it was compiled
+    return {k: [(f, r) for f, r in rows] for k, rows in payload["records"].items()}
+
+
+@functools.cache
+def _read_all() -> Records:
+    """Every record of every data file, grouped by table; each file is parsed once."""
+    return _compiled() or _parse_toml_files()
+
+
+def _parse_toml_files() -> Records:
+    merged: Records = {}
+    for entry in _data_files():
         try:
             data = tomllib.loads(entry.read_text(encoding="utf-8"))
         except tomllib.TOMLDecodeError as exc:
@@ -159,7 +202,11 @@ def _read_table(name: str) -> list[tuple[str, dict[str, Any]]]:
         for key, rows in data.items():
             if key in _TABLES:
                 merged.setdefault(key, []).extend((entry.name, row) for row in rows)
-    return merged.get(name, [])
+    return merged
+
+
+def _read_table(name: str) -> list[tuple[str, dict[str, Any]]]:
+    return _read_all().get(name, [])
 
 
 def _parse(table: str, model: type[M]) -> tuple[M, ...]:
