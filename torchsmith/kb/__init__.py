@@ -168,8 +168,11 @@ def data_hash() -> str:
 def compile_records() -> str:
     """The parsed data files as JSON (``kb/data/compiled.json``, written by
     ``scripts/compile_kb.py``): loading it skips the pure-Python TOML parser."""
-    payload = {"generated_by": "scripts/compile_kb.py — do not edit", "hash": data_hash()}
-    payload["records"] = _parse_toml_files()
+    payload: dict[str, Any] = {
+        "generated_by": "scripts/compile_kb.py — do not edit",
+        "hash": data_hash(),
+        "records": _parse_toml_files(),
+    }
     return json.dumps(payload, sort_keys=True, separators=(",", ":")) + "\n"
 
 
