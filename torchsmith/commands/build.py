@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import importlib
 import os
 from collections.abc import Mapping
 from pathlib import Path
@@ -14,6 +13,7 @@ from torchsmith.backends import make_executor
 from torchsmith.commands.plan import load_host
 from torchsmith.commands.spec_args import add_spec_arguments, spec_from_args
 from torchsmith.console import out, print_json
+from torchsmith.doctor import diagnose
 from torchsmith.errors import BuildError
 from torchsmith.plan import resolve
 from torchsmith.report.progress import make_reporter
@@ -31,19 +31,16 @@ def default_cache_root(env: Mapping[str, str]) -> Path:
 
 
 def _doctor_hint(exc: BuildError) -> str | None:
-    """The top cause from torchsmith.doctor, when that module offers ``diagnose``."""
-    try:
-        doctor: Any = importlib.import_module("torchsmith.doctor")
-        diagnose = doctor.diagnose
-    except (ImportError, AttributeError):
+    """The doctor's top cause for the failed stage's log (None when it knows none)."""
+    if not exc.log_path or not Path(exc.log_path).is_file():
         return None
-    text = Path(exc.log_path).read_text(errors="replace") if exc.log_path else ""
     try:
-        found = diagnose(text)
+        top = diagnose(Path(exc.log_path)).top
     except Exception:  # the doctor must never hide the build's own error
         return None
-    items = list(found) if isinstance(found, list | tuple) else [found]
-    return str(items[0]) if items and items[0] is not None else None
+    if top is None:
+        return None
+    return f"{top.title}: {top.cause} Fix: {top.fix}"
 
 
 def _with_diagnosis(exc: BuildError) -> BuildError:

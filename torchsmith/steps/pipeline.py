@@ -1,4 +1,4 @@
-"""The build, stage by stage: preflight → workspace → fetch → fixes → environment → configure
+"""The build, stage by stage: preflight → workspace → fetch → environment → fixes → configure
 → compile → package → publish. Every stage resumes: finished work is kept (stage markers,
 ninja's own state), so the same command after Ctrl-C or SIGKILL picks up where it stopped."""
 
@@ -56,8 +56,9 @@ def _build(ctx: BuildContext, tools: Toolchain) -> _Built:
     base = ctx.executor.environment()
     fetched = fetch(ctx, base)
     tree = build_tree(ctx, fetched)
-    fixes = apply_fixes(ctx, tree, base, fetched.details)
     benv = prepare_environment(ctx, tools, tree)
+    # after the environment: fix commands (e.g. `python -m pip install "numpy<2"`) act on it
+    fixes = apply_fixes(ctx, tree, benv.env, fetched.details)
     configure(ctx, tree, benv)
     compiled = compile_targets(ctx, tree, benv)
     return _Built(tree, source_record(fetched, tree), fixes, benv, compiled)
