@@ -5,11 +5,12 @@ and excerpts of public reports (the rule fixtures) as failures."""
 
 from __future__ import annotations
 
+import gzip
 from pathlib import Path
 
 from torchsmith.doctor import diagnose, warnings_that_changed_result
 from torchsmith.doctor.ruledb import Rule, rule_by_id
-from torchsmith.doctor.stream import Scanner, chunks_of_lines
+from torchsmith.doctor.stream import Scanner, chunks_of_file, chunks_of_lines
 
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "doctor"
 NINJA = (FIXTURES / "ninja-build.txt").read_text(encoding="utf-8").splitlines()
@@ -138,3 +139,22 @@ def test_warnings_that_changed_a_successful_build() -> None:
     found = warnings_that_changed_result(log)
     assert {f.rule_id for f in found} == {"warn-cudnn-not-found", "warn-mkl-not-found"}
     assert all(f.severity == "warning" for f in found)
+
+
+def test_gzipped_log_and_endless_lines(tmp_path: Path) -> None:
+    log = tmp_path / "build.log.gz"
+    with gzip.open(log, "wt", encoding="utf-8") as fh:
+        fh.write("\n".join([*NINJA, *_excerpt("cmake-too-old.log")]) + "\n")
+    diagnosis = diagnose(log)
+    assert diagnosis.cause is not None and diagnosis.cause.rule_id == "cmake-too-old"
+    long = tmp_path / "progress.log"
+    long.write_bytes(b"\r 50%" * 1000 + b"\nerror: no space\n")
+    chunks = list(chunks_of_file(long, size=64))
+    assert all(len(c) <= 5 * 64 + 1 for c in chunks) and b"".join(chunks).count(b"\n") >= 2
+
+
+def test_cause_skips_warnings() -> None:
+    log = NINJA[:9] + _excerpt("warn-mkl-not-found.log") + ["x.cpp:1:1: error: nope"]
+    diagnosis = diagnose(log)
+    assert diagnosis.top is not None and diagnosis.top.severity == "warning"
+    assert diagnosis.cause is None and diagnosis.failed

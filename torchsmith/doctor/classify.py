@@ -36,7 +36,9 @@ _NOISE = re.compile(
     r"error: subprocess-exited-with-error|Configuring incomplete, errors occurred|"
     r"^\s*(CMake Error at \S*_generated_\S*\.cmake:\d+|Error generating)|"
     r"Traceback \(most recent call last\)|errors? detected in the compilation|"
-    r"^\s*(compilation|Compilation) terminated|raise \w+Error\("
+    r"^\s*(compilation|Compilation) terminated|raise \w+Error\(|"
+    r"This error originates from a subprocess|did not run successfully|"
+    r"^\s*\d+ errors? generated\.|^\s*collect2: error: ld returned \d+ exit status"
 )
 _REAL = re.compile(
     r"(?<![\w=-])(?:error|ERROR)\b(?![=-])|\b\w*Error\b(?!\s*\d)(?=:|\s|$)|\bfatal\b|\bFAIL\b|"

@@ -95,6 +95,11 @@ class Diagnosis(_Frozen):
         return self.findings[0] if self.findings else None
 
     @property
+    def cause(self) -> Finding | None:
+        """The best-ranked finding of severity error: what the build pipeline reports."""
+        return next((f for f in self.findings if f.severity == "error"), None)
+
+    @property
     def failed(self) -> bool:
         """The log shows a real error (known or not)."""
         return self.first_error is not None or any(f.severity == "error" for f in self.findings)

@@ -9,6 +9,7 @@ never decoded.
 
 from __future__ import annotations
 
+import gzip
 import os
 import re
 from collections.abc import Iterable, Iterator
@@ -76,17 +77,19 @@ def _lines_after(chunk: bytes, end: int, count: int, number: int) -> list[tuple[
 
 
 def chunks_of_file(path: Path, size: int = CHUNK_BYTES) -> Iterator[bytes]:
-    """Whole-line chunks of a file, each ending with a newline."""
+    """Whole-line chunks of a file (``.gz`` is decompressed), each ending with a newline. A
+    "line" longer than 4 chunks (progress bars rewritten with \\r, binary junk) is cut."""
     carry = b""
-    with path.open("rb") as fh:
+    opener = gzip.open if path.suffix == ".gz" else open
+    with opener(path, "rb") as fh:
         while block := fh.read(size):
             block = carry + block
             cut = block.rfind(b"\n") + 1
-            if cut == 0:
-                carry = block
-                continue
+            if cut == 0 and len(block) > 4 * size:
+                cut, block = len(block) + 1, block + b"\n"
             carry = block[cut:]
-            yield block[:cut]
+            if cut:
+                yield block[:cut]
     if carry:
         yield carry + b"\n"
 
