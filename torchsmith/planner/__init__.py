@@ -88,7 +88,10 @@ def _build_version(ctx: Ctx, torch: str, cuda: str | None) -> EnvSetting:
 def _cache_env(ctx: Ctx) -> list[EnvSetting]:
     if ctx.spec.cache == "none":
         return [by_option(ctx, "USE_CCACHE", False, "no compiler cache asked")]
-    why = f"{ctx.spec.cache} as compiler launcher"
+    why = (
+        f"{ctx.spec.cache} as compiler launcher (CMake ≥ 3.17 reads CMAKE_<LANG>_COMPILER_LAUNCHER "
+        "from the environment, whatever the release's setup.py forwards)"
+    )
     env = [EnvSetting(name=v, value=ctx.spec.cache, reason=why) for v in CACHE_LAUNCHER_VARS]
     pinned = "pinned off: torchsmith sets the launcher itself (notes §1.6: an unpinned USE_CCACHE "
     env.append(by_option(ctx, "USE_CCACHE", False, pinned + "flips and rebuilds everything)"))
@@ -103,7 +106,9 @@ def _linking_env(
         if linking[lib].value == "static":
             env.append(by_option(ctx, option, True, linking[lib].reason))
     if linking["cuda"].value == "static":
-        env.append(by_option(ctx, "CAFFE2_STATIC_LINK_CUDA", True, linking["cuda"].reason))
+        # setup.py forwards USE_CUDA_STATIC_LINK; CMake reads ATEN_STATIC_CUDA from the env.
+        env.append(by_option(ctx, "USE_CUDA_STATIC_LINK", True, linking["cuda"].reason))
+        env.append(by_option(ctx, "ATEN_STATIC_CUDA", True, linking["cuda"].reason))
     if linking["nccl"].value == "dynamic" and features["system_nccl"].value:
         env.append(by_option(ctx, "USE_SYSTEM_NCCL", True, "link the system's NCCL dynamically"))
     return env

@@ -13,6 +13,9 @@ from torchsmith.kb.models import BuildOption
 from torchsmith.plan_model import Decision, EnvSetting
 from torchsmith.planner.context import Ctx
 
+# Variables setup.py reads as "set at all" (pytorch/pytorch@v1.13.1:setup.py USE_SYSTEM_LIBS).
+PRESENCE_ONLY = frozenset({"system_libs"})
+
 
 def _in_range(opt: BuildOption, torch: str) -> bool:
     if torch == "main" or not torch[0].isdigit():
@@ -55,6 +58,8 @@ def feature_env(ctx: Ctx, features: dict[str, Decision]) -> list[EnvSetting]:
         if name == "mkl":
             settings.append(_blas(ctx, decision))
             continue
+        if name in PRESENCE_ONLY and not decision.value:
+            continue  # setup.py tests bool(os.getenv(...)): any value, even 0, switches it on
         opt = option_for(ctx, name)
         if opt is None:
             if decision.origin == "user":
