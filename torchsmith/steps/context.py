@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from torchsmith.backends.base import Executor
-from torchsmith.errors import BuildError, ToolError
+from torchsmith.errors import BuildError, InterruptError, ToolError
 from torchsmith.plan_model import BuildPlan
 from torchsmith.report.progress import Reporter
 from torchsmith.workspace import Workspace
@@ -59,7 +59,19 @@ class BuildContext:
         self.reporter.stage_finished(name, self.timings[name])
 
 
-def stage_error(stage: str, exc: ToolError) -> BuildError:
+def was_interrupted(exc: ToolError) -> bool:
+    """The command died of a signal (Ctrl-C, SIGTERM) rather than failing by itself."""
+    code = exc.returncode
+    signalled = code is not None and (code < 0 or code in (130, 143))
+    return signalled or any("interrupted by user" in line for line in exc.excerpt)
+
+
+def stage_error(stage: str, exc: ToolError) -> BuildError | InterruptError:
+    if was_interrupted(exc):
+        return InterruptError(
+            f"stage {stage!r} was interrupted",
+            "run the same command again: finished work is kept and the build resumes",
+        )
     return BuildError(
         f"stage {stage!r} failed: {exc.message}",
         exc.hint or "read the relevant lines and the full log; fix, then run the same command "
