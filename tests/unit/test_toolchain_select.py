@@ -1,0 +1,150 @@
+"""Toolchain selection is pure: compilers and toolkit providers chosen from KB + HostFacts,
+and the refusals that name what would work and how to get it."""
+
+from __future__ import annotations
+
+import pytest
+
+from torchsmith.errors import PlanError, UsageError
+from torchsmith.host.model import Compiler, CudaToolkit, HostFacts, Tool
+from torchsmith.kb import load
+from torchsmith.toolchains.compiler import (
+    install_hint,
+    require_host_compiler,
+    select_host_compiler,
+)
+from torchsmith.toolchains.cuda import (
+    AptProvider,
+    PypiProvider,
+    SystemProvider,
+    select_toolkit,
+    toolkit_problem,
+)
+
+KB = load()
+GCC12 = Compiler(family="gcc", version="12.2.0", cc="/usr/bin/gcc-12", cxx="/usr/bin/g++-12")
+GCC11 = Compiler(family="gcc", version="11.3.0", cc="/usr/bin/gcc-11", cxx="/usr/bin/g++-11")
+GCC8 = Compiler(family="gcc", version="8.5.0", cc="/usr/bin/gcc-8", cxx="/usr/bin/g++-8")
+CLANG14 = Compiler(
+    family="clang", version="14.0.6", cc="/usr/bin/clang-14", cxx="/usr/bin/clang++-14"
+)
+APT_TOOLS = {n: Tool(name=n, path=f"/usr/bin/{n}") for n in ("apt-get", "dpkg")}
+
+
+def host(*compilers: Compiler, os_id: str = "debian", **kw: object) -> HostFacts:
+    return HostFacts(os_id=os_id, compilers=list(compilers), **kw)  # type: ignore[arg-type]
+
+
+def test_cuda_117_refuses_gcc12_naming_gcc11_and_its_packages() -> None:
+    with pytest.raises(PlanError) as err:
+        select_host_compiler(KB.cuda("11.7"), KB.release("1.13.1"), host(GCC12), "gcc-12")
+    text = err.value.render()
+    assert "CUDA 11.7 accepts gcc ≤ 11" in text
+    assert "--compiler gcc-11" in text
+    assert "apt-get install gcc-11 g++-11" in text
+
+
+def test_auto_with_only_gcc12_is_refused_before_work_unless_install_deps() -> None:
+    h = host(GCC12)
+    choice = select_host_compiler(KB.cuda("11.7"), KB.release("1.13.1"), h)
+    assert choice.compiler is None
+    assert choice.label == "gcc-11"
+    assert choice.install is not None
+    assert choice.install.apt == ("gcc-11", "g++-11")
+    with pytest.raises(PlanError, match=r"(?s)gcc-11 is needed .* apt-get install gcc-11 g\+\+-11"):
+        require_host_compiler(choice, h, install_deps=False)
+    require_host_compiler(choice, h, install_deps=True)  # --install-deps: the step installs it
+
+
+def test_rpm_hosts_are_told_the_gcc_toolset() -> None:
+    with pytest.raises(PlanError, match="dnf install gcc-toolset-11"):
+        select_host_compiler(KB.cuda("11.7"), None, host(GCC12, os_id="rocky"), "gcc-12")
+    assert install_hint("gcc", 11).command("") == (
+        "apt-get install gcc-11 g++-11 (Debian/Ubuntu) or "
+        "dnf install gcc-toolset-11 (RHEL/Rocky/Alma; then scl enable)"
+    )
+
+
+def test_picks_newest_gcc_cuda_accepts_and_wires_it() -> None:
+    choice = select_host_compiler(KB.cuda("11.8"), KB.release("1.13.1"), host(GCC12, GCC11))
+    assert choice.compiler == GCC11
+    assert "CUDA 11.8 accepts gcc ≤ 11" in choice.reason
+    assert choice.env() == {
+        "CC": "/usr/bin/gcc-11",
+        "CXX": "/usr/bin/g++-11",
+        "CUDAHOSTCXX": "/usr/bin/g++-11",
+    }
+    assert choice.nvcc_flags() == ["-ccbin", "/usr/bin/g++-11"]
+    newer = select_host_compiler(KB.cuda("13.0"), KB.release("2.14.1"), host(GCC12, GCC11))
+    assert newer.compiler == GCC12
+
+
+def test_torch_gcc_floor_rejects_old_gcc_and_falls_back_to_clang() -> None:
+    rel = KB.release("2.6.0")  # gcc_min 9.3
+    with pytest.raises(PlanError, match=r"torch 2\.6\.0 needs gcc ≥ 9\.3"):
+        select_host_compiler(KB.cuda("12.4"), rel, host(GCC8), "gcc-8")
+    choice = select_host_compiler(KB.cuda("11.8"), rel, host(GCC8, CLANG14))
+    assert choice.compiler == CLANG14
+    assert "clang" in choice.reason
+
+
+def test_wanted_but_missing_compiler_gets_an_install_hint() -> None:
+    choice = select_host_compiler(KB.cuda("11.8"), None, host(GCC12), "gcc-11")
+    assert choice.compiler is None
+    assert choice.install is not None
+    assert choice.install.apt == ("gcc-11", "g++-11")
+    with pytest.raises(UsageError):
+        select_host_compiler(None, None, host(GCC12), "msvc")
+
+
+def test_cpu_build_takes_any_gcc() -> None:
+    assert select_host_compiler(None, None, host(GCC12)).compiler == GCC12
+
+
+def test_toolkit_providers_in_order() -> None:
+    local = CudaToolkit(
+        root="/usr/local/cuda-11.8",
+        nvcc="/usr/local/cuda-11.8/bin/nvcc",
+        version="11.8",
+        origin="/usr/local/cuda-X",
+    )
+    provider, reason = select_toolkit("11.8", HostFacts(cuda_toolkits=[local], tools=APT_TOOLS))
+    assert isinstance(provider, SystemProvider)
+    assert "/usr/local/cuda-11.8" in reason
+    provider, reason = select_toolkit("11.8", HostFacts(tools=APT_TOOLS))
+    assert isinstance(provider, AptProvider)
+    assert "bookworm non-free" in reason
+    provider, reason = select_toolkit("13.0", HostFacts())
+    assert isinstance(provider, PypiProvider)
+    assert "nvidia/cu13/" in reason
+    provider, _ = select_toolkit("12.4", HostFacts(tools=APT_TOOLS))
+    assert isinstance(provider, AptProvider)
+
+
+def test_pypi_says_libraries_only_for_11_and_12() -> None:
+    offer = PypiProvider().offer("12.1", HostFacts())
+    assert offer.capability == "libraries"
+    assert "no nvcc" in offer.reason
+    assert PypiProvider().offer("13.2", HostFacts()).capability == "toolkit"
+    assert PypiProvider().offer("13.0", HostFacts(machine="ppc64le")).capability == "none"
+
+
+def test_unsuppliable_cuda_is_refused_naming_container_apt_repo_and_conda() -> None:
+    with pytest.raises(PlanError) as err:
+        select_toolkit("12.1", HostFacts(tools=APT_TOOLS))
+    text = err.value.render()
+    assert "no provider can supply a CUDA 12.1 compiler" in text
+    assert "pypi: CUDA 12.1: PyPI's -cu12 wheels" in text
+    assert "nvidia/cuda:12.1" in text
+    assert "cuda-toolkit-12-1" in text
+    assert "conda install -c nvidia cuda-nvcc=12.1" in text
+    problem = toolkit_problem("11.7", HostFacts(tools=APT_TOOLS))
+    assert problem is not None
+    assert problem.field == "toolkit"
+    assert toolkit_problem("11.8", HostFacts(tools=APT_TOOLS)) is None
+
+
+def test_apt_needs_apt_tools_and_wanted_provider_is_honoured() -> None:
+    assert AptProvider().offer("11.8", HostFacts()).capability == "none"
+    with pytest.raises(PlanError, match=r"apt: no Debian suite packages CUDA 13\.0"):
+        select_toolkit("13.0", HostFacts(tools=APT_TOOLS), wanted="apt")

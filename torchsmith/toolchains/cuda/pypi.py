@@ -1,0 +1,145 @@
+"""Provider ``pypi``: NVIDIA's CUDA wheels, installed with pip into torchsmith's cache.
+
+For CUDA 13.x the wheels hold a complete compiler under one ``nvidia/cu13/`` prefix (nvcc,
+cicc/libNVVM, crt headers, the runtime, CCCL); the ``cuda-toolkit`` meta-package pins the
+component versions of each release, so ``cuda-toolkit[nvcc,cccl,cudart]==13.0.*`` is one
+consistent toolkit. For 11.x/12.x, ``nvidia-cuda-nvcc-cu11``/``-cu12`` hold only ``ptxas`` and
+libNVVM (no ``nvcc``; recorded in tests/fixtures/cuda/README.md), so this provider offers the
+*libraries* of those versions (cuBLAS, cuDNN, NCCL…) and never a compiler."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from packaging.utils import InvalidWheelFilename, parse_wheel_filename
+
+from torchsmith import proc
+from torchsmith.host.model import HostFacts
+from torchsmith.toolchains.cuda import cache, layout
+from torchsmith.toolchains.cuda.base import (
+    Offer,
+    PackageRecord,
+    ProvideContext,
+    ProviderName,
+    ToolkitRecord,
+)
+
+FULL_TOOLKIT_MAJOR = 13
+EXTRAS = "nvcc,cccl,cudart"
+WHEEL_MACHINES = frozenset({"x86_64", "aarch64"})
+_PIP_QUIET = ("--disable-pip-version-check", "--no-input", "-q")
+
+
+def requirement(cuda: str) -> str:
+    """The pip requirement of a whole CUDA release: the newest patch of ``cuda``."""
+    return f"cuda-toolkit[{EXTRAS}]=={cuda}.*"
+
+
+def prefix(cuda: str) -> str:
+    return f"nvidia/cu{cuda.split('.', maxsplit=1)[0]}"
+
+
+class PypiProvider:
+    name: ProviderName = "pypi"
+
+    def __init__(self, python: str = sys.executable) -> None:
+        self.python = python
+
+    def offer(self, cuda: str, host: HostFacts) -> Offer:
+        major = int(cuda.split(".", maxsplit=1)[0])
+        if host.machine not in WHEEL_MACHINES:
+            return Offer(
+                self.name,
+                "none",
+                f"NVIDIA's CUDA wheels exist for x86_64/aarch64 only, not {host.machine}",
+            )
+        if major >= FULL_TOOLKIT_MAJOR:
+            return Offer(
+                self.name,
+                "toolkit",
+                f"CUDA {cuda}: complete toolkit from NVIDIA's wheels ({requirement(cuda)}, "
+                f"one {prefix(cuda)}/ prefix), installed into torchsmith's cache",
+            )
+        if major in (11, 12):
+            return Offer(
+                self.name,
+                "libraries",
+                f"CUDA {cuda}: PyPI's -cu{major} wheels hold the libraries (cuBLAS, cuDNN, "
+                "NCCL…) and only ptxas/libNVVM, no nvcc: libraries only",
+            )
+        return Offer(self.name, "none", f"no CUDA {cuda} wheels on PyPI")
+
+    def provide(self, cuda: str, host: HostFacts, ctx: ProvideContext) -> ToolkitRecord:
+        entry = cache.entry_dir(ctx.cache_root, self.name, cuda)
+        found = cache.load_record(entry)
+        if found is not None:
+            return found
+        with cache.building(entry) as staging:
+            wheels = self._download(cuda, staging / "wheels", ctx)
+            self._install(cuda, staging, ctx)
+            record = self._record(cuda, staging, entry, wheels, ctx)
+            cache.save_record(staging, record)
+        return record
+
+    def _download(self, cuda: str, dest: Path, ctx: ProvideContext) -> list[Path]:
+        argv: list[str | Path] = [
+            self.python,
+            "-m",
+            "pip",
+            "download",
+            *_PIP_QUIET,
+            "-d",
+            dest,
+            requirement(cuda),
+        ]
+        proc.run(argv, env=ctx.env, log_path=ctx.log_path)
+        return sorted(dest.glob("*.whl"))
+
+    def _install(self, cuda: str, staging: Path, ctx: ProvideContext) -> None:
+        argv: list[str | Path] = [
+            self.python,
+            "-m",
+            "pip",
+            "install",
+            *_PIP_QUIET,
+            "--no-index",
+            "--no-compile",
+            "--find-links",
+            staging / "wheels",
+            "--target",
+            staging / "site",
+            requirement(cuda),
+        ]
+        proc.run(argv, env=ctx.env, log_path=ctx.log_path)
+        root = staging / "site" / prefix(cuda)
+        layout.ensure_lib64(root)
+        layout.check_root(root)
+
+    def _record(
+        self, cuda: str, staging: Path, entry: Path, wheels: list[Path], ctx: ProvideContext
+    ) -> ToolkitRecord:
+        _release, full = layout.nvcc_full_version(
+            staging / "site" / prefix(cuda) / "bin/nvcc", ctx.env
+        )
+        root = entry / "site" / prefix(cuda)
+        return ToolkitRecord(
+            provider=self.name,
+            cuda=cuda,
+            version=full,
+            root=str(root),
+            nvcc=str(root / "bin" / "nvcc"),
+            origin=f"pip: {requirement(cuda)}",
+            packages=[wheel_record(w) for w in wheels],
+        )
+
+
+def wheel_record(path: Path) -> PackageRecord:
+    try:
+        parsed = parse_wheel_filename(path.name)
+        name, version = str(parsed[0]), str(parsed[1])
+    except InvalidWheelFilename:
+        name, version = path.stem, "unknown"
+    return PackageRecord(
+        name=str(name), version=str(version), sha256=cache.sha256_file(path), filename=path.name
+    )
