@@ -10,10 +10,12 @@ EXPECTED maps each log file (its name relative to LOG_DIR) to the cause it shoul
 * TOML ``[causes]`` with ``"file" = "expected"``.
 
 ``expected`` is a rule id (``nvcc-host-gcc-too-new``), a rule category (``toolchain``,
-``cuda-arch``, ``abi``, ...), or ``unknown`` when no rule should claim the log. A log counts as
-right at top-1 when the top-ranked finding has that id or category (for ``unknown``: no finding
-of severity error); top-3 likewise among the first three findings. Prints one line per log and
-the accuracy; exits 1 when top-1 accuracy is below ``--min-accuracy``.
+``cuda-arch``, ``abi``, ``feature-off``, ...), a rule tag (``cudnn``, ``nccl``, ``mkl``,
+``submodules``, ``stale-build``, ``oom``, ``disk``, ``permissions``, ...; case, spaces and
+underscores do not matter), or ``unknown`` when no rule should claim the log. A log counts as
+right at top-1 when the top-ranked finding has that id, category or tag (for ``unknown``: no
+finding of severity error); top-3 likewise among the first three findings. Prints one line
+per log and the accuracy; exits 1 when top-1 accuracy is below ``--min-accuracy``.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from __future__ import annotations
 import argparse
 import csv
 import json
+import re
 import sys
 import time
 from pathlib import Path
@@ -47,11 +50,19 @@ def read_expected(path: Path) -> dict[str, str]:
     return {r[0].strip(): r[1].strip() for r in rows if len(r) >= 2 and r[0].strip() != "file"}
 
 
+def _norm(text: str) -> str:
+    return re.sub(r"[\s_/]+", "-", text.strip().lower())
+
+
 def hit(diagnosis: Diagnosis, expected: str, k: int) -> bool:
-    errors = [f for f in diagnosis.findings if f.severity == "error"]
-    if expected == "unknown":
-        return not errors
-    return any(expected in (f.rule_id, f.category) for f in diagnosis.findings[:k])
+    """Right when one of the first ``k`` findings has the expected rule id, category or tag."""
+    want = _norm(expected)
+    if want in ("unknown", "none"):
+        return diagnosis.cause is None
+    return any(
+        want in {_norm(f.rule_id), _norm(f.category), *map(_norm, f.tags)}
+        for f in diagnosis.findings[:k]
+    )
 
 
 def main() -> int:

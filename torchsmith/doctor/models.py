@@ -45,6 +45,7 @@ class Finding(_Frozen):
     rule_id: str
     title: str
     category: str
+    tags: tuple[str, ...] = ()
     severity: Severity
     stage: Stage
     cause: str
@@ -68,6 +69,7 @@ class Finding(_Frozen):
                 "rule_id": rule.id,
                 "title": rule.title,
                 "category": rule.category,
+                "tags": rule.tags,
                 "severity": rule.severity,
                 "stage": rule.stage,
                 "cause": rule.cause,

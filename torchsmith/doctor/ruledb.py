@@ -40,6 +40,7 @@ class Rule(BaseModel):
 
     id: str = Field(pattern=r"^[a-z0-9][a-z0-9-]+$")
     category: str
+    tags: tuple[str, ...] = Field((), description="keywords: the library or tool involved")
     severity: Severity
     stage: Stage
     priority: int = Field(50, ge=0, le=100, description="specificity: higher wins ties")
