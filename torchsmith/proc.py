@@ -112,6 +112,8 @@ def run(
         proc.wait()
         raise
     finally:
+        if proc.stdout is not None:
+            proc.stdout.close()
         if fh is not None:
             fh.close()
     done = Completed(tuple(args), returncode, time.monotonic() - start, log_path, tuple(tail))
