@@ -158,3 +158,15 @@ def test_cause_skips_warnings() -> None:
     diagnosis = diagnose(log)
     assert diagnosis.top is not None and diagnosis.top.severity == "warning"
     assert diagnosis.cause is None and diagnosis.failed
+
+
+def test_ci_log_prefixes_are_removed() -> None:
+    # GitHub Actions timestamps and docker BuildKit step prefixes around real report lines
+    body = _excerpt("nvcc-unsupported-gpu-arch.log")
+    stamped = [f"2024-05-01T10:00:{i % 60:02d}.1234567Z {line}" for i, line in enumerate(body)]
+    diagnosis = diagnose(stamped)
+    assert diagnosis.cause is not None and diagnosis.cause.rule_id == "nvcc-unsupported-gpu-arch"
+    assert diagnosis.first_error is not None and diagnosis.first_error.kind == "ninja"
+    kit = [f"#24 {10 + i}.94 {line}" for i, line in enumerate(_excerpt("cmake-too-old.log"))]
+    top = diagnose(kit).cause
+    assert top is not None and top.evidence[0].text.startswith("  CMake 3.10 or higher")

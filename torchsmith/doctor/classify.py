@@ -47,7 +47,7 @@ _REAL = re.compile(
     r"does not contain a CMakeLists|Could not find \S*third_party"
 )
 _STATUS = re.compile(r"^\s*\[\d+/\d+[\] ]")
-_FAILED = re.compile(r"^FAILED: (?:\[code=\d+\] )?(?P<target>\S+)")
+_FAILED = re.compile(r"^\s*FAILED: (?:\[code=\d+\] )?(?P<target>\S+)")
 _DIAGNOSTIC = re.compile(r"^\s*(?P<file>[^\s:]+):\d+(?::\d+)?: (?:fatal )?error")
 _COMMAND = re.compile(r"^\s*(\S*/)?(c\+\+|g\+\+|gcc|cc|clang\+\+|clang|nvcc|ccache|sccache)\s+-")
 
@@ -63,7 +63,7 @@ class LineInfo:
 
 def classify(text: str) -> LineInfo:
     """Sort one (clean) line into failed / error / noise / other; cheap tests first."""
-    if text.startswith("FAILED: "):
+    if text.lstrip().startswith("FAILED: "):
         failed = _FAILED.match(text)
         return LineInfo("failed", failed.group("target") if failed else None, "ninja")
     if "arning" in text and "error" not in text:

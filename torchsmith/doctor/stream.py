@@ -19,6 +19,9 @@ from pathlib import Path
 CHUNK_BYTES = 8 << 20
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 _STATUS_START = re.compile(rb"\[\d+/\d+")
+_STATUS_TEXT = re.compile(r"\[\d+/\d+")
+# CI log prefixes: GitHub Actions / Jenkins timestamps, docker BuildKit step and time
+_PREFIX = re.compile(r"^(?:\d{4}-\d\d-\d\dT[\d:.]+Z |\[\d{4}-\d\d-\d\dT[\d:.]+Z\] |#\d+ \d+\.\d+ )")
 
 
 @dataclass(frozen=True)
@@ -47,7 +50,7 @@ def clean(raw: bytes) -> str:
     if "\r" in text:
         parts = [p for p in text.split("\r") if p.strip()]
         text = parts[-1] if parts else ""
-    return text
+    return _PREFIX.sub("", text, count=1)
 
 
 def _lines_before(chunk: bytes, start: int, count: int, number: int) -> list[tuple[int, str]]:
@@ -67,11 +70,11 @@ def _lines_after(chunk: bytes, end: int, count: int, number: int) -> list[tuple[
     while count > 0 and begin < len(chunk):
         stop = chunk.find(b"\n", begin)
         stop = len(chunk) if stop == -1 else stop
-        raw = chunk[begin:stop]
-        if _STATUS_START.match(raw) or raw.startswith(b"ninja: "):
+        text = clean(chunk[begin:stop])
+        if _STATUS_TEXT.match(text) or text.startswith("ninja: "):
             break
         number += 1
-        out.append((number, clean(raw)))
+        out.append((number, text))
         begin, count = stop + 1, count - 1
     return out
 
