@@ -1,0 +1,30 @@
+"""verify of the torch installed for this interpreter, with GPU smoke tests (device machine).
+
+Recorded result of the same check on the H100 machine:
+tests/fixtures/inspect/verify-2.11.0-cu130.json."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+from torchsmith.verify import SmokeOptions, load_plan, verify_artifact
+
+PLANS = Path(__file__).resolve().parents[1] / "fixtures" / "inspect" / "plans"
+
+
+@pytest.mark.gpu
+@pytest.mark.slow
+def test_installed_torch_passes_gpu_smoke(tmp_path: Path) -> None:
+    torch = pytest.importorskip("torch")
+    if not torch.cuda.is_available():
+        pytest.skip("no GPU visible")
+    plan = load_plan(PLANS / "plan-2.11.0-cu130.json")
+    smoke = SmokeOptions(python=sys.executable, workdir=tmp_path, mode="venv-system", gpu="yes")
+    verdict = verify_artifact(None, plan, dict(os.environ), python=sys.executable, smoke=smoke)
+    names = {c.name for c in verdict.smoke if c.ok}
+    assert {"cuda matmul", "cudnn conv", "nccl init", "cpp_extension jit"} <= names
+    assert [c.name for c in verdict.smoke if c.ok is False] == []
