@@ -55,3 +55,11 @@ def debian_pytorch_1131_orig() -> Path:
     if not tarball.exists():
         pytest.fail("could not download pytorch_1.13.1+dfsg.orig.tar.xz from deb.debian.org")
     return tarball
+
+
+@pytest.fixture(scope="session")
+def source_cache() -> Path:
+    """A cache root for source providers, kept between runs (downloads happen once)."""
+    root = test_cache() / "sources"
+    root.mkdir(parents=True, exist_ok=True)
+    return root

@@ -1,1 +1,47 @@
-"""Source providers: git, tarball, path, debian, bundle. Each yields a :class:`SourceTree`."""
+"""Source providers: git, tarball, path, debian, bundle. Each yields a :class:`SourceTree`.
+
+The pipeline calls :func:`fetch_source` with the plan's :class:`SourcePlan`; fix commands that
+refer to extra sources go through :func:`expand_placeholders` with the tree's ``details``.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Mapping
+from pathlib import Path
+
+from torchsmith.errors import SourceError
+from torchsmith.plan_model import SourcePlan
+from torchsmith.proc import LineCallback
+from torchsmith.sources.base import SourceTree
+from torchsmith.sources.extras import expand_placeholders
+
+__all__ = ["SourceTree", "expand_placeholders", "fetch_source"]
+
+# kind -> (module, function); every provider has the signature of fetch_source.
+_PROVIDERS = {
+    "debian": ("torchsmith.sources.debian", "fetch_debian"),
+}
+
+
+def fetch_source(
+    source_plan: SourcePlan,
+    cache_root: Path,
+    env: Mapping[str, str],
+    *,
+    install_deps: bool = False,
+    on_line: LineCallback | None = None,
+) -> SourceTree:
+    """Fetch (or reuse from ``cache_root``) the source tree the plan names."""
+    if source_plan.kind not in _PROVIDERS:
+        raise SourceError(
+            f"the {source_plan.kind!r} source provider is not available in this torchsmith",
+            f"available: {', '.join(sorted(_PROVIDERS))}",
+        )
+    module_name, func_name = _PROVIDERS[source_plan.kind]
+    provider = getattr(importlib.import_module(module_name), func_name)
+    cache_root.mkdir(parents=True, exist_ok=True)
+    tree: SourceTree = provider(
+        source_plan, cache_root, env, install_deps=install_deps, on_line=on_line
+    )
+    return tree
