@@ -141,3 +141,20 @@ def test_bad_rule_file_names_file_and_rule() -> None:
         _parse_file("bad.toml", text)
     with pytest.raises(KnowledgeBaseError, match="not valid TOML"):
         _parse_file("bad.toml", "[[rule]\n")
+
+
+NINJA = (FIXTURES / "ninja-build.txt").read_text(encoding="utf-8").splitlines()
+TAIL = [
+    "ninja: build stopped: subcommand failed.",
+    "subprocess.CalledProcessError: Command '['cmake', '--build', '.']' returned non-zero "
+    "exit status 1.",
+]
+
+
+@pytest.mark.parametrize("log", LOGS, ids=lambda p: p.stem)
+def test_rule_still_ranks_first_inside_a_whole_build_log(log: Path) -> None:
+    head, body = _header(log)
+    diagnosis = diagnose([*NINJA, *NINJA, *body, *NINJA, *TAIL])
+    assert diagnosis.top is not None and diagnosis.top.rule_id == head["expect"]
+    first = diagnosis.top.evidence[0].line
+    assert 2 * len(NINJA) < first <= 2 * len(NINJA) + len(body)
