@@ -11,11 +11,11 @@ from torchsmith.inspect.model import ArchCode, GpuCode
 MAIN_SHARE = 0.5  # a target in at least this share of containers belongs to the arch list
 
 
-def arch_sort_key(arch: str) -> tuple[int, str]:
-    """Order 'sm_90' < 'sm_90a' < 'sm_100' (numeric, then suffix)."""
-    tail = arch.split("_", 1)[-1]
+def arch_sort_key(arch: str) -> tuple[int, str, bool, str]:
+    """Order 'sm_90' < 'sm_90a' < 'compute_90a' < 'sm_100' (number, suffix, SASS before PTX)."""
+    prefix, _, tail = arch.partition("_")
     digits = "".join(ch for ch in tail if ch.isdigit())
-    return (int(digits or 0), tail[len(digits) :])
+    return (int(digits or 0), tail[len(digits) :], prefix != "sm", arch)
 
 
 def _arch_code(arch: str, entries: Sequence[FatbinEntry]) -> ArchCode:
