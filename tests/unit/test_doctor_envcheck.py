@@ -15,12 +15,13 @@ from torchsmith.doctor.envcheck import (
     check_disk,
     check_driver,
     check_extensions,
+    check_gpu_archs,
     check_host_compiler,
     check_ram_per_job,
     check_torch_installs,
     cuda_roots,
 )
-from torchsmith.host.model import Compiler, CudaToolkit, HostFacts
+from torchsmith.host.model import Compiler, CudaToolkit, GpuInfo, HostFacts
 from torchsmith.kb import KnowledgeBase
 from torchsmith.kb.models import CudaRelease
 
@@ -186,3 +187,12 @@ def test_load_context_reads_toml(tmp_path: Path) -> None:
     spec = tmp_path / "spec.toml"
     spec.write_text('torch = "2.6.0"\n[toolchain]\ngcc = "12.2.0"\n', encoding="utf-8")
     assert load_context(spec) == {"torch": "2.6.0", "gcc": "12.2.0"}
+
+
+def test_gpu_the_toolkit_cannot_compile_for() -> None:
+    blackwell = GpuInfo(index=0, name="NVIDIA B200", compute_capability="10.0")
+    hopper = GpuInfo(index=1, name="NVIDIA H100", compute_capability="9.0")
+    [problem] = check_gpu_archs(_facts(cuda_toolkits=[CUDA124], gpus=[blackwell, hopper]), KB)
+    assert problem.severity == "error" and "B200 (sm_100)" in problem.what
+    assert "H100" not in problem.what
+    assert check_gpu_archs(_facts(cuda_toolkits=[CUDA124], gpus=[hopper]), KB) == []

@@ -160,6 +160,34 @@ def check_host_compiler(facts: EnvFacts, kb: KnowledgeBase) -> list[EnvProblem]:
     ]
 
 
+def check_gpu_archs(facts: EnvFacts, kb: KnowledgeBase) -> list[EnvProblem]:
+    """The toolkit must be able to compile for every GPU here ('Unsupported gpu architecture'
+    when it is too new for the toolkit, 'no kernel image' at run time when left out)."""
+    host = facts.host
+    if not host.cuda_toolkits or not host.gpus:
+        return []
+    toolkit = host.cuda_toolkits[0]
+    try:
+        release = kb.cuda(_major_minor(toolkit.version))
+    except TorchsmithError as exc:
+        return [_unknown_cuda(toolkit.version, exc)]
+    missing = [g for g in host.gpus if g.compute_capability not in release.archs]
+    if not missing:
+        return []
+    return [
+        EnvProblem(
+            id="gpu-arch-not-in-toolkit",
+            severity="error",
+            what=f"CUDA {toolkit.version} cannot compile for "
+            + ", ".join(f"{g.name} (sm_{g.compute_capability.replace('.', '')})" for g in missing),
+            fix="use a CUDA toolkit that lists these compute capabilities "
+            "(`torchsmith kb cuda <ver>`), or leave these GPUs out of the build",
+            evidence=(f"CUDA {release.version} archs: {', '.join(release.archs)}",),
+            source=release.sources.get("archs") or release.sources.get("*", ""),
+        )
+    ]
+
+
 def _unknown_cuda(version: str, exc: TorchsmithError) -> EnvProblem:
     return EnvProblem(
         id="cuda-not-in-kb",
@@ -309,5 +337,5 @@ def check_all(facts: EnvFacts, kb: KnowledgeBase | None) -> list[EnvProblem]:
     ]
     problems = [p for check in checks for p in check(facts)]
     if kb is not None:
-        problems += check_host_compiler(facts, kb)
+        problems += check_host_compiler(facts, kb) + check_gpu_archs(facts, kb)
     return sorted(problems, key=lambda p: p.severity != "error")
