@@ -8,12 +8,12 @@ from typing import Any
 import pytest
 
 
-class SubprocessInUnitTest(AssertionError):
+class SubprocessInUnitTestError(AssertionError):
     pass
 
 
 def _forbidden(*args: Any, **kwargs: Any) -> Any:
-    raise SubprocessInUnitTest(f"unit tests must not start processes: {args[:1]!r}")
+    raise SubprocessInUnitTestError(f"unit tests must not start processes: {args[:1]!r}")
 
 
 @pytest.fixture(autouse=True)
