@@ -21,6 +21,7 @@ __all__ = ["SourceTree", "expand_placeholders", "fetch_source"]
 # kind -> (module, function); every provider has the signature of fetch_source.
 _PROVIDERS = {
     "debian": ("torchsmith.sources.debian", "fetch_debian"),
+    "git": ("torchsmith.sources.git", "fetch_git"),
 }
 
 

@@ -1,0 +1,154 @@
+"""The git provider against local repositories made in the test: a superproject with a
+submodule whose URL says https://github.com/..., served from a local "mirror" through
+``url.<mirror>.insteadOf``. Runs in about 2 s, no network."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from torchsmith.errors import SourceError
+from torchsmith.plan_model import SourcePlan
+from torchsmith.sources import fetch_source
+
+pytestmark = [
+    # proc.run leaves the child's stdout pipe to the garbage collector (reported to the lead)
+    pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning"),
+    pytest.mark.filterwarnings("ignore::ResourceWarning"),
+]
+
+
+def _git_env(home: Path) -> dict[str, str]:
+    return {
+        "PATH": "/usr/local/bin:/usr/bin:/bin",
+        "HOME": str(home),
+        "GIT_CONFIG_NOSYSTEM": "1",
+        "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.invalid",
+        "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.invalid",
+        # local file:// submodules are refused by default since git 2.38.1
+        "GIT_CONFIG_COUNT": "1",
+        "GIT_CONFIG_KEY_0": "protocol.file.allow", "GIT_CONFIG_VALUE_0": "always",
+    }  # fmt: skip
+
+
+def _git(env: dict[str, str], cwd: Path, *args: str) -> str:
+    done = subprocess.run(
+        ["git", "-C", str(cwd), *args], env=env, capture_output=True, text=True, check=True
+    )
+    return done.stdout.strip()
+
+
+class Upstream:
+    """acme/super (tag v1.0) with submodule third_party/sub -> https://github.com/acme/sub.git;
+    bare copies of both under ``mirror/acme/``."""
+
+    def __init__(self, root: Path) -> None:
+        self.env = _git_env(root / "home")
+        (root / "home").mkdir()
+        self.mirror = root / "mirror"
+        sub, sup = root / "work-sub", root / "work-super"
+        for repo in (sub, sup):
+            repo.mkdir()
+            _git(self.env, repo, "init", "-q", "-b", "main")
+        (sub / "sub.txt").write_text("from the submodule\n")
+        _git(self.env, sub, "add", ".")
+        _git(self.env, sub, "commit", "-q", "-m", "sub")
+        self.sub_commit = _git(self.env, sub, "rev-parse", "HEAD")
+        (sup / "setup.py").write_text("print('super')\n")
+        _git(self.env, sup, "add", ".")
+        _git(self.env, sup, "commit", "-q", "-m", "first")
+        _git(self.env, sup, "submodule", "add", "-q", f"file://{sub}", "third_party/sub")
+        _git(self.env, sup, "config", "-f", ".gitmodules", "submodule.third_party/sub.url",
+             "https://github.com/acme/sub.git")  # fmt: skip
+        _git(self.env, sup, "commit", "-q", "-am", "add submodule")
+        _git(self.env, sup, "tag", "v1.0")
+        self.tag_commit = _git(self.env, sup, "rev-parse", "HEAD")
+        (sup / "later.txt").write_text("after the tag\n")
+        _git(self.env, sup, "add", ".")
+        _git(self.env, sup, "commit", "-q", "-m", "after tag")
+        self.work_sub, self.work_super = sub, sup
+        self.publish("super")
+        self.publish("sub")
+
+    def publish(self, name: str) -> None:
+        src = self.work_sub if name == "sub" else self.work_super
+        dest = self.mirror / "acme" / f"{name}.git"
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        subprocess.run(["git", "clone", "-q", "--bare", str(src), str(dest)], env=self.env,
+                       check=True)  # fmt: skip
+
+
+@pytest.fixture
+def upstream(tmp_path: Path) -> Upstream:
+    return Upstream(tmp_path)
+
+
+def _plan(upstream: Upstream, ref: str = "v1.0") -> SourcePlan:
+    return SourcePlan(
+        kind="git",
+        location="https://github.com/acme/super.git",
+        ref=ref,
+        git_mirror=f"file://{upstream.mirror}",
+        reason="test",
+    )
+
+
+def test_clone_by_tag_through_the_mirror_with_submodules(
+    upstream: Upstream, tmp_path: Path
+) -> None:
+    lines: list[str] = []
+    tree = fetch_source(_plan(upstream), tmp_path / "cache", upstream.env, on_line=lines.append)
+    assert tree.kind == "git"
+    assert tree.identity == upstream.tag_commit
+    assert tree.version == "1.0"
+    assert (tree.root / "setup.py").is_file()
+    assert not (tree.root / "later.txt").exists()  # the tag, not the branch head
+    assert (tree.root / "third_party/sub/sub.txt").read_text() == "from the submodule\n"
+    assert tree.details["submodule:third_party/sub"] == upstream.sub_commit
+    assert tree.details["fetched_from"] == f"file://{upstream.mirror}/acme/super.git"
+    assert _git(upstream.env, tree.root, "rev-parse", "--is-shallow-repository") == "true"
+    # the mirror went in through -c on the command line: no git config was written anywhere
+    assert not (tmp_path / "home" / ".gitconfig").exists()
+    assert "insteadof" not in _git(upstream.env, tree.root, "config", "--list", "--local").lower()
+
+
+def test_a_second_fetch_reuses_the_clone_without_running_git(
+    upstream: Upstream, tmp_path: Path
+) -> None:
+    first = fetch_source(_plan(upstream), tmp_path / "cache", upstream.env)
+    lines: list[str] = []
+    again = fetch_source(_plan(upstream), tmp_path / "cache", upstream.env, on_line=lines.append)
+    assert again == first
+    assert lines == []
+
+
+def test_fetch_by_commit_sha(upstream: Upstream, tmp_path: Path) -> None:
+    tree = fetch_source(_plan(upstream, upstream.tag_commit), tmp_path / "cache", upstream.env)
+    assert tree.identity == upstream.tag_commit
+    assert (tree.root / "third_party/sub/sub.txt").is_file()
+
+
+def test_an_interrupted_clone_continues_where_it_stopped(
+    upstream: Upstream, tmp_path: Path
+) -> None:
+    sub_mirror = upstream.mirror / "acme" / "sub.git"
+    sub_mirror.rename(tmp_path / "sub-away.git")  # the network "cuts" before the submodule
+    with pytest.raises(SourceError, match="submodule update failed"):
+        fetch_source(_plan(upstream), tmp_path / "cache", upstream.env)
+    [partial] = [p for p in (tmp_path / "cache" / "git").iterdir() if p.is_dir()]
+    marker = partial / "tree" / ".git" / "kept-by-resume"
+    marker.write_text("the partial clone is reused, not deleted")
+    (tmp_path / "sub-away.git").rename(sub_mirror)  # the network is back
+    lines: list[str] = []
+    tree = fetch_source(_plan(upstream), tmp_path / "cache", upstream.env, on_line=lines.append)
+    assert marker.is_file()
+    assert tree.root == partial / "tree"
+    assert (tree.root / "third_party/sub/sub.txt").is_file()
+    assert tree.identity == upstream.tag_commit
+
+
+def test_an_unknown_tag_is_a_source_error(upstream: Upstream, tmp_path: Path) -> None:
+    with pytest.raises(SourceError, match=r"git fetch of v9\.9 failed"):
+        fetch_source(_plan(upstream, "v9.9"), tmp_path / "cache", upstream.env)
