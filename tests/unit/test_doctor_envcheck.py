@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from torchsmith.doctor.context import context_from, load_context
@@ -25,6 +26,7 @@ from torchsmith.host.model import Compiler, CudaToolkit, GpuInfo, HostFacts
 from torchsmith.kb import KnowledgeBase
 from torchsmith.kb.models import CudaRelease
 
+FIXTURES = Path(__file__).parents[1] / "fixtures" / "doctor"
 # A stand-in KB record for the tests (the real data lives in kb/data and may change).
 KB = KnowledgeBase(
     releases=(),
@@ -196,3 +198,14 @@ def test_gpu_the_toolkit_cannot_compile_for() -> None:
     assert problem.severity == "error" and "B200 (sm_100)" in problem.what
     assert "H100" not in problem.what
     assert check_gpu_archs(_facts(cuda_toolkits=[CUDA124], gpus=[hopper]), KB) == []
+
+
+def test_recorded_h100_facts() -> None:
+    # real facts from the GPU machine (tests/fixtures/doctor/README.md)
+    data = json.loads((FIXTURES / "env-h100.json").read_text(encoding="utf-8"))
+    facts = EnvFacts.model_validate(data)
+    assert check_all(facts, None) == []
+    old_driver = facts.host.model_copy(update={"driver_cuda": "12.4"})
+    assert check_driver(facts.model_copy(update={"host": old_driver}))[0].id == "driver-too-old"
+    crowded = facts.model_copy(update={"max_jobs": 128})
+    assert check_ram_per_job(crowded)[0].fix == "MAX_JOBS=62"
