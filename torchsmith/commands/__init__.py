@@ -13,4 +13,5 @@ COMMAND_MODULES: tuple[str, ...] = (
     "torchsmith.commands.inspect",
     "torchsmith.commands.verify",
     "torchsmith.commands.doctor",
+    "torchsmith.commands.source",
 )

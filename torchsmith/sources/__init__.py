@@ -22,6 +22,9 @@ __all__ = ["SourceTree", "expand_placeholders", "fetch_source"]
 _PROVIDERS = {
     "debian": ("torchsmith.sources.debian", "fetch_debian"),
     "git": ("torchsmith.sources.git", "fetch_git"),
+    "tarball": ("torchsmith.sources.tarball", "fetch_tarball"),
+    "path": ("torchsmith.sources.path", "fetch_path"),
+    "bundle": ("torchsmith.sources.bundle", "fetch_bundle"),
 }
 
 

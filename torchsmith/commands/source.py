@@ -1,0 +1,91 @@
+"""`torchsmith source fetch|bundle`: get the source a plan names, or pack it for offline use."""
+
+from __future__ import annotations
+
+import argparse
+import os
+from pathlib import Path
+from typing import Any
+
+from torchsmith import kb as kbmod
+from torchsmith.commands.spec_args import add_spec_arguments, spec_from_args
+from torchsmith.console import out, print_json
+from torchsmith.plan import resolve
+from torchsmith.sources import fetch_source
+from torchsmith.sources.base import SourceTree
+from torchsmith.sources.bundle import write_bundle
+
+
+def _cache_root(args: argparse.Namespace) -> Path:
+    from torchsmith.commands.build import default_cache_root
+
+    root = args.cache_root or default_cache_root(os.environ)
+    return Path(root).expanduser().resolve() / "sources"
+
+
+def _fetch(args: argparse.Namespace) -> SourceTree:
+    from torchsmith.commands.plan import load_host
+
+    plan = resolve(spec_from_args(args), kbmod.load(), load_host(args))
+    on_line = None if args.quiet else out.print
+    return fetch_source(
+        plan.source,
+        _cache_root(args),
+        dict(os.environ),
+        install_deps=args.install_deps,
+        on_line=on_line,
+    )
+
+
+def _tree_json(tree: SourceTree) -> dict[str, Any]:
+    return {
+        "kind": tree.kind,
+        "root": str(tree.root),
+        "identity": tree.identity,
+        "version": tree.version,
+        "owned": tree.owned,
+        "details": tree.details,
+    }
+
+
+def _handle_fetch(args: argparse.Namespace) -> int:
+    tree = _fetch(args)
+    if args.json:
+        print_json(_tree_json(tree))
+    else:
+        out.print(f"{tree.kind} source {tree.version} at {tree.root}\nidentity {tree.identity}")
+    return 0
+
+
+def _handle_bundle(args: argparse.Namespace) -> int:
+    tree = _fetch(args)
+    output: Path = args.bundle_file.expanduser().resolve()
+    digest = write_bundle(tree, output, None if args.quiet else out.print)
+    if args.json:
+        print_json({**_tree_json(tree), "bundle": str(output), "bundle_sha256": digest})
+    else:
+        out.print(f"wrote {output} (sha256 {digest}); build offline with --source bundle:{output}")
+    return 0
+
+
+def _common(parser: argparse.ArgumentParser) -> None:
+    add_spec_arguments(parser)
+    parser.add_argument("--cache-root", help="torchsmith's cache (sources go to CACHE/sources)")
+    parser.add_argument("--install-deps", action="store_true",
+                        help="install missing Debian -dev packages with apt")  # fmt: skip
+    parser.add_argument("--host-facts", type=Path, help="use recorded `torchsmith host --json`")
+    parser.add_argument("--json", action="store_true", help="machine-readable output")
+    parser.add_argument("--quiet", action="store_true", help="no progress lines")
+
+
+def register(sub: Any) -> None:
+    parser = sub.add_parser("source", help="fetch a source tree, or bundle it for offline builds")
+    actions = parser.add_subparsers(dest="source_action", required=True)
+    fetch = actions.add_parser("fetch", help="fetch the source the spec names (into the cache)")
+    _common(fetch)
+    fetch.set_defaults(handler=_handle_fetch)
+    bundle = actions.add_parser("bundle", help="write a tarball of the source with its hashes")
+    _common(bundle)
+    bundle.add_argument("-o", "--bundle-file", dest="bundle_file", type=Path, required=True,
+                        help="bundle file to write")  # fmt: skip
+    bundle.set_defaults(handler=_handle_bundle)
