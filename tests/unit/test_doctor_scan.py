@@ -73,11 +73,13 @@ def test_interleaved_make_output_is_split_by_file() -> None:
     assert diagnosis.first_error.target == "a.cpp"
 
 
-def test_noise_alone_is_not_an_error() -> None:
+def test_noise_alone_is_a_failure_without_a_cause() -> None:
+    assert not diagnose(NINJA).failed
     diagnosis = diagnose(NINJA + TAIL)
-    assert diagnosis.first_error is None
     assert diagnosis.findings == ()
-    assert not diagnosis.failed
+    assert diagnosis.failed and diagnosis.cause is None
+    assert diagnosis.first_error is not None
+    assert diagnosis.first_error.lines[0].text.startswith("ninja: build stopped")
 
 
 def test_colour_codes_are_removed() -> None:
@@ -170,3 +172,18 @@ def test_ci_log_prefixes_are_removed() -> None:
     kit = [f"#24 {10 + i}.94 {line}" for i, line in enumerate(_excerpt("cmake-too-old.log"))]
     top = diagnose(kit).cause
     assert top is not None and top.evidence[0].text.startswith("  CMake 3.10 or higher")
+
+
+def test_only_secondary_error_lines_still_give_a_block() -> None:
+    # the tail of pytorch/pytorch#28886: make's and CMake's follow-up lines, the cause cut off
+    log = [
+        "gmake[2]: *** [caffe2/CMakeFiles/torch.dir/__/aten/src/THCUNN/"
+        "torch_generated_AbsCriterion.cu.o] Error 1",
+        "CMake Error at torch_generated_SortingKthValue.cu.o.Release.cmake:219 (message):",
+        "  Error generating",
+    ]
+    diagnosis = diagnose(NINJA + log)
+    assert diagnosis.failed and diagnosis.cause is None
+    assert diagnosis.first_error is not None
+    assert diagnosis.first_error.start_line == len(NINJA) + 1
+    assert not diagnose(NINJA + TAIL[1:3]).failed  # a traceback alone is not a failure

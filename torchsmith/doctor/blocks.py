@@ -50,6 +50,7 @@ class BlockBuilder:
         self.count = 0
         self._open: _Open | None = None
         self._index = -1  # index of the open block among all blocks
+        self._fallback: _Open | None = None  # the first "secondary" lines, if nothing else
 
     @property
     def open_index(self) -> int | None:
@@ -63,6 +64,17 @@ class BlockBuilder:
             self._start(cand, info, real=True, after=CONTEXT_AFTER)
         elif info.kind == "error":
             self._error(cand, info)
+        elif info.kind == "noise" and self.count == 0 and "Traceback" not in cand.text:
+            self._noise(cand)
+
+    def _noise(self, cand: Candidate) -> None:
+        """Keep the first lines that only follow an error (make's 'Error 1', 'Error generating'),
+        so a log whose real error is missing still shows where it failed."""
+        if self._fallback is None:
+            self._fallback = _Open("other", cand.number, None, cand.number, real=True)
+            self._fallback.context = _evidence(cand.context(CONTEXT_BEFORE, CONTEXT_AFTER))
+        if len(self._fallback.lines) < MAX_LINES:
+            self._fallback.lines.append(Evidence(line=cand.number, text=cand.text))
 
     def _ends_before(self, cand: Candidate, info: LineInfo) -> bool:
         block = self._open
@@ -99,6 +111,14 @@ class BlockBuilder:
         block, self._open = self._open, None
         if block is not None and len(self.blocks) < MAX_BLOCKS:
             self.blocks.append(block.freeze())
+
+    def finish(self) -> None:
+        """Close the open block; with no real error block at all, fall back to the first
+        secondary error lines."""
+        self.close()
+        if not self.blocks and self._fallback is not None:
+            self.blocks.append(self._fallback.freeze())
+            self.count = 1
 
 
 def _evidence(lines: list[tuple[int, str]]) -> list[Evidence]:

@@ -31,7 +31,7 @@ GENERIC_TRIGGERS: tuple[bytes, ...] = (
 
 _NOISE = re.compile(
     r"ninja: build stopped|subcommand failed|CalledProcessError|"
-    r"^\s*make(\[\d+\])?: \*\*\*|\bError \d+\s*$|"
+    r"^\s*g?make(\[\d+\])?: \*\*\*|\bError \d+\s*$|"
     r"error: command '[^']*' failed with exit|ERROR: Failed building wheel|"
     r"error: subprocess-exited-with-error|Configuring incomplete, errors occurred|"
     r"^\s*(CMake Error at \S*_generated_\S*\.cmake:\d+|Error generating)|"
@@ -68,10 +68,12 @@ def classify(text: str) -> LineInfo:
         return LineInfo("failed", failed.group("target") if failed else None, "ninja")
     if "arning" in text and "error" not in text:
         return LineInfo("other")
-    if not _REAL.search(text) or _STATUS.match(text) or _COMMAND.match(text):
+    if _STATUS.match(text) or _COMMAND.match(text):
         return LineInfo("other")
     if _NOISE.search(text):
         return LineInfo("noise")
+    if not _REAL.search(text):
+        return LineInfo("other")
     diag = _DIAGNOSTIC.match(text)
     if diag:
         return LineInfo("error", diag.group("file"), "diagnostic")

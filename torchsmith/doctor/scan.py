@@ -91,7 +91,7 @@ def diagnose(
     for cand in scanner.candidates(chunks_of(path_or_lines)):
         builder.feed(cand, classify(cand.text))
         _record(hits, matcher.match(cand.text), cand, builder.open_index)
-    builder.close()
+    builder.finish()
     findings = _rank(hits.values(), context or {}, scanner.lines)
     return Diagnosis(
         findings=tuple(findings),
