@@ -67,3 +67,9 @@ def test_bad_input_is_a_usage_error(tmp_path: Path, capsys: pytest.CaptureFixtur
     bad.write_text("{not json", encoding="utf-8")
     log = _log(tmp_path, NINJA)
     assert main(["doctor", str(log), "--manifest", str(bad)]) == 2
+
+
+def test_list_rules(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["doctor", "--list-rules", "--json"]) == EXIT_OK
+    rules = json.loads(capsys.readouterr().out)
+    assert len(rules) >= 40 and all(r["source"] for r in rules)

@@ -2,6 +2,7 @@
 
     torchsmith doctor build.log [--json] [--manifest M]
     torchsmith doctor --env [--json] [--python P] [--disk DIR]
+    torchsmith doctor --list-rules [--json]
 
 Exit codes (also in ``--help``):
   0   nothing wrong found
@@ -18,12 +19,15 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from rich.table import Table
+
 from torchsmith import kb as kbmod
 from torchsmith.console import out, print_json
 from torchsmith.doctor import Diagnosis, ErrorBlock, Finding, diagnose
 from torchsmith.doctor.context import load_context
 from torchsmith.doctor.envcheck import EnvProblem, check_all
 from torchsmith.doctor.envprobe import gather
+from torchsmith.doctor.ruledb import load_rules
 from torchsmith.errors import TorchsmithError, UsageError
 
 EXIT_OK, EXIT_CAUSE, EXIT_UNKNOWN, EXIT_WARNINGS = 0, 20, 21, 22
@@ -135,7 +139,25 @@ def _check_env(args: argparse.Namespace) -> tuple[int, dict[str, Any]]:
     }
 
 
+def _list_rules(args: argparse.Namespace) -> int:
+    rules = load_rules()
+    if args.json:
+        print_json([r.model_dump(mode="json") for r in rules])
+        return EXIT_OK
+    table = Table(title=f"{len(rules)} known failure modes")
+    table.add_column("id", no_wrap=True)
+    for column in ("category", "severity", "title"):
+        table.add_column(column)
+    table.add_column("learned from", overflow="fold")
+    for r in rules:
+        table.add_row(r.id, r.category, r.severity, r.title, r.source)
+    out.print(table)
+    return EXIT_OK
+
+
 def run(args: argparse.Namespace) -> int:
+    if args.list_rules:
+        return _list_rules(args)
     if not args.log and not args.env:
         raise UsageError("nothing to diagnose", "give a build log, or --env to check this machine")
     codes: list[int] = []
@@ -177,4 +199,5 @@ def register(sub: Any) -> None:
         help="the Python whose torch installs to check (default: this one)",
     )
     parser.add_argument("--disk", default=".", help="where the build will write (free space)")
+    parser.add_argument("--list-rules", action="store_true", help="list the known failure modes")
     parser.set_defaults(handler=run)
