@@ -1,0 +1,151 @@
+"""tarball, path and bundle providers on a real tree: a subset of Debian's pytorch 1.13.1 DFSG
+source (cmake/, c10/, third_party/ with its empty submodule directories, setup.py, version.txt),
+taken from the debian provider's cached tree. About 5 s after the Debian fetch is cached."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import tarfile
+from pathlib import Path
+
+import pytest
+
+from torchsmith.errors import SourceError
+from torchsmith.plan_model import SourcePlan
+from torchsmith.sources import fetch_source
+from torchsmith.sources.bundle import write_bundle
+from torchsmith.sources.debian import fetch_debian
+from torchsmith.sources.hashing import sha256_file, tree_manifest
+
+pytestmark = [
+    pytest.mark.network,  # only the first run: the Debian tree is cached afterwards
+    pytest.mark.skipif(shutil.which("apt-get") is None, reason="needs apt-get (Debian host)"),
+    pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning"),
+    pytest.mark.filterwarnings("ignore::ResourceWarning"),
+]
+SUBSET = ("setup.py", "version.txt", "CMakeLists.txt", "cmake", "c10", "third_party")
+
+
+def _env(home: Path) -> dict[str, str]:
+    return {
+        "PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(home),
+        "GIT_CONFIG_NOSYSTEM": "1", "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@e.invalid",
+        "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@e.invalid",
+    }  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def real_subset(source_cache: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    plan = SourcePlan(kind="debian", location="pytorch", ref="1.13.1+dfsg-4", reason="test")
+    tree = fetch_debian(plan, source_cache, {"PATH": os.environ.get("PATH", "")}, check_deps=False)
+    dest = tmp_path_factory.mktemp("subset") / "pytorch-1.13.1"
+    dest.mkdir()
+    for name in SUBSET:
+        src = tree.root / name
+        if src.is_dir():
+            shutil.copytree(src, dest / name, symlinks=True)
+        else:
+            shutil.copy2(src, dest / name)
+    return dest
+
+
+def _plan(kind: str, location: str, **extra: object) -> SourcePlan:
+    return SourcePlan.model_validate(
+        {"kind": kind, "location": location, "ref": "", "reason": "test", **extra}
+    )
+
+
+def test_tarball_from_a_file_checks_and_records_sha256(real_subset: Path, tmp_path: Path) -> None:
+    archive = tmp_path / "pytorch-1.13.1.tar.gz"
+    with tarfile.open(archive, "w:gz") as tar:
+        tar.add(real_subset, arcname="pytorch-1.13.1")
+    digest = sha256_file(archive)
+    cache = tmp_path / "cache"
+    tree = fetch_source(_plan("tarball", f"{archive}#sha256={digest}"), cache, _env(tmp_path))
+    assert (tree.identity, tree.version, tree.kind) == (digest, "1.13.1", "tarball")
+    assert tree.root.name == "pytorch-1.13.1"
+    assert tree_manifest(tree.root) == tree_manifest(real_subset)
+    assert (tree.root / "third_party" / "pocketfft").is_dir()
+    with pytest.raises(SourceError, match="not the expected"):
+        fetch_source(_plan("tarball", f"{archive}#sha256={'0' * 64}"), cache, _env(tmp_path))
+    with tarfile.open(archive, "w:gz") as tar:  # the same location, other bytes
+        tar.add(real_subset / "setup.py", arcname="pytorch-1.13.1/setup.py")
+    with pytest.raises(SourceError, match="changed since torchsmith first fetched it"):
+        fetch_source(_plan("tarball", str(archive)), cache, _env(tmp_path))
+
+
+def test_path_source_never_modifies_the_users_tree(real_subset: Path, tmp_path: Path) -> None:
+    user = tmp_path / "user" / "pytorch"
+    shutil.copytree(real_subset, user, symlinks=True)
+    env = _env(tmp_path)
+    for args in (["init", "-q"], ["add", "-A"], ["commit", "-q", "-m", "import"]):
+        subprocess.run(["git", "-C", str(user), *args], env=env, check=True)
+    (user / "build").mkdir()
+    (user / "build" / "CMakeCache.txt").write_text("old build\n")
+    before = tree_manifest(user)
+    mtimes = {p: p.stat().st_mtime_ns for p in user.rglob("*")}
+    tree = fetch_source(_plan("path", str(user)), tmp_path / "cache", env)
+    # "build preparation": what the fixes step does to the tree it is given
+    (tree.root / "cmake" / "Dependencies.cmake").write_text("patched\n")
+    (tree.root / "build").mkdir()
+    assert tree.owned
+    assert tree.root != user
+    assert not (tree.root / "build" / "CMakeCache.txt").exists()  # build/ is left out
+    assert tree_manifest(user) == before
+    assert {p: p.stat().st_mtime_ns for p in user.rglob("*")} == mtimes
+    head = subprocess.run(["git", "-C", str(user), "rev-parse", "HEAD"], env=env,
+                          capture_output=True, text=True, check=True).stdout.strip()  # fmt: skip
+    assert tree.identity == head
+    assert tree.details["dirty"] == "false"
+
+
+def test_path_identity_marks_a_dirty_tree_and_in_place_is_the_tree_itself(
+    real_subset: Path, tmp_path: Path
+) -> None:
+    user = tmp_path / "user"
+    shutil.copytree(real_subset, user, symlinks=True)
+    env = _env(tmp_path)
+    for args in (["init", "-q"], ["add", "-A"], ["commit", "-q", "-m", "import"]):
+        subprocess.run(["git", "-C", str(user), *args], env=env, check=True)
+    (user / "setup.py").write_text("# local change\n")
+    tree = fetch_source(_plan("path", str(user), in_place=True), tmp_path / "cache", env)
+    assert tree.root == user
+    assert not tree.owned
+    assert "+dirty." in tree.identity
+    assert not (tmp_path / "cache" / "path").exists()
+
+
+def test_bundle_round_trip_verifies_every_hash(real_subset: Path, tmp_path: Path) -> None:
+    env = _env(tmp_path)
+    source = fetch_source(_plan("path", str(real_subset)), tmp_path / "cache", env)
+    out = tmp_path / "pytorch-1.13.1.bundle.tar.gz"
+    digest = write_bundle(source, out)
+    assert digest == sha256_file(out)
+    offline = fetch_source(_plan("bundle", str(out)), tmp_path / "airgap", env)
+    assert (offline.kind, offline.identity) == ("bundle", source.identity)
+    assert offline.version == "1.13.0a0"
+    assert tree_manifest(offline.root) == tree_manifest(source.root)
+    assert (offline.root / "third_party" / "pocketfft").is_dir()  # empty dirs survive
+    assert offline.details["original_kind"] == "path"
+
+
+def test_a_tampered_bundle_is_refused(real_subset: Path, tmp_path: Path) -> None:
+    env = _env(tmp_path)
+    source = fetch_source(_plan("path", str(real_subset)), tmp_path / "cache", env)
+    good = tmp_path / "good.tar.gz"
+    write_bundle(source, good)
+    unpacked = tmp_path / "unpacked"
+    with tarfile.open(good) as tar:
+        tar.extractall(unpacked, filter="data")
+    (unpacked / "source" / "setup.py").write_text("evil\n")
+    bad = tmp_path / "bad.tar.gz"
+    with tarfile.open(bad, "w:gz") as tar:
+        for entry in sorted(unpacked.iterdir()):
+            tar.add(entry, arcname=entry.name)
+    with pytest.raises(SourceError, match="does not match its manifest"):
+        fetch_source(_plan("bundle", str(bad)), tmp_path / "airgap", env)
+    assert not (tmp_path / "airgap" / "bundle").exists() or not any(
+        (p / "tree").exists() for p in (tmp_path / "airgap" / "bundle").iterdir() if p.is_dir()
+    )
