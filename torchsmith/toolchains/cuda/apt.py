@@ -128,6 +128,7 @@ class AptProvider:
             prefix = self._unpack(debs, staging, ctx)
             record = self._finish(cuda, prefix, staging, entry, debs=debs, ctx=ctx)
             cache.save_record(staging, record)
+            shutil.rmtree(staging / "debs")  # 1.4 GB for 11.8; the record keeps their sha256
         return record
 
     def download(self, cuda: str, staging: Path, ctx: ProvideContext) -> list[Path]:
