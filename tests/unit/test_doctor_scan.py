@@ -8,9 +8,13 @@ from __future__ import annotations
 import gzip
 from pathlib import Path
 
+import pytest
+
 from torchsmith.doctor import diagnose, warnings_that_changed_result
+from torchsmith.doctor.classify import classify
 from torchsmith.doctor.ruledb import Rule, rule_by_id
 from torchsmith.doctor.stream import Scanner, chunks_of_file, chunks_of_lines
+from torchsmith.errors import UsageError
 
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "doctor"
 NINJA = (FIXTURES / "ninja-build.txt").read_text(encoding="utf-8").splitlines()
@@ -187,3 +191,19 @@ def test_only_secondary_error_lines_still_give_a_block() -> None:
     assert diagnosis.first_error is not None
     assert diagnosis.first_error.start_line == len(NINJA) + 1
     assert not diagnose(NINJA + TAIL[1:3]).failed  # a traceback alone is not a failure
+
+
+def test_compiler_command_lines_are_neither_errors_nor_matched() -> None:
+    verbose = [
+        "[12/90 3.1s] /usr/bin/c++ -DUSE_CUDA -Werror=return-type -Wno-error=deprecated -c x.cpp",
+        "ccache /usr/bin/c++ -Wno-error=redundant-decls -o a.o -c a.cpp",
+        "cd /src/third_party/nccl && env CCACHE_DISABLE=1 make NVCC_GENCODE=-gencode=arch=sm_90",
+    ]
+    assert [classify(line).kind for line in verbose[:2]] == ["command", "command"]
+    diagnosis = diagnose(NINJA + verbose * 50)
+    assert not diagnosis.failed and diagnosis.findings == ()
+
+
+def test_a_missing_log_is_a_clear_error(tmp_path: Path) -> None:
+    with pytest.raises(UsageError, match="no log file"):
+        diagnose(tmp_path / "nope.log")

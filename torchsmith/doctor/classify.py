@@ -49,9 +49,12 @@ _REAL = re.compile(
 _STATUS = re.compile(r"^\s*\[\d+/\d+[\] ]")
 _FAILED = re.compile(r"^\s*FAILED: (?:\[code=\d+\] )?(?P<target>\S+)")
 _DIAGNOSTIC = re.compile(r"^\s*(?P<file>[^\s:]+):\d+(?::\d+)?: (?:fatal )?error")
-_COMMAND = re.compile(r"^\s*(\S*/)?(c\+\+|g\+\+|gcc|cc|clang\+\+|clang|nvcc|ccache|sccache)\s+-")
+_COMMAND = re.compile(
+    r"^\s*(cd \S+ && )?(\S*/)?"
+    r"(c\+\+|g\+\+|gcc|cc|clang\+\+|clang|nvcc|ccache|sccache)(-\d+)?\s+[-/]"
+)
 
-LineKind = Literal["failed", "error", "noise", "other"]
+LineKind = Literal["failed", "error", "noise", "command", "other"]
 
 
 @dataclass(frozen=True)
@@ -62,14 +65,16 @@ class LineInfo:
 
 
 def classify(text: str) -> LineInfo:
-    """Sort one (clean) line into failed / error / noise / other; cheap tests first."""
+    """Sort one (clean) line into failed / error / noise / command / other, cheap tests first.
+    "command" is a ninja status line or a compiler command line: never an error, and no rule
+    looks at it (verbose logs print thousands of them, each full of -Werror=... flags)."""
     if text.lstrip().startswith("FAILED: "):
         failed = _FAILED.match(text)
         return LineInfo("failed", failed.group("target") if failed else None, "ninja")
     if "arning" in text and "error" not in text:
         return LineInfo("other")
     if _STATUS.match(text) or _COMMAND.match(text):
-        return LineInfo("other")
+        return LineInfo("command")
     if _NOISE.search(text):
         return LineInfo("noise")
     if not _REAL.search(text):

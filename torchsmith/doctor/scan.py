@@ -89,8 +89,10 @@ def diagnose(
     builder = BlockBuilder()
     hits: dict[str, _Hits] = {}
     for cand in scanner.candidates(chunks_of(path_or_lines)):
-        builder.feed(cand, classify(cand.text))
-        _record(hits, matcher.match(cand.text), cand, builder.open_index)
+        info = classify(cand.text)
+        builder.feed(cand, info)
+        if info.kind != "command":
+            _record(hits, matcher.match(cand.text), cand, builder.open_index)
     builder.finish()
     findings = _rank(hits.values(), context or {}, scanner.lines)
     return Diagnosis(

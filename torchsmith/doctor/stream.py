@@ -16,6 +16,8 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from torchsmith.errors import UsageError
+
 CHUNK_BYTES = 8 << 20
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 _STATUS_START = re.compile(rb"\[\d+/\d+")
@@ -115,7 +117,10 @@ def chunks_of_lines(lines: Iterable[str], size: int = CHUNK_BYTES) -> Iterator[b
 def chunks_of(source: str | os.PathLike[str] | Iterable[str]) -> Iterator[bytes]:
     """A path (str or PathLike) is read from disk; any other iterable is taken as lines."""
     if isinstance(source, str | os.PathLike):
-        return chunks_of_file(Path(source))
+        path = Path(source)
+        if not path.is_file():
+            raise UsageError(f"no log file at {path}", "give the path of a build log")
+        return chunks_of_file(path)
     return chunks_of_lines(source)
 
 
