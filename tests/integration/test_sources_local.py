@@ -149,3 +149,26 @@ def test_a_tampered_bundle_is_refused(real_subset: Path, tmp_path: Path) -> None
     assert not (tmp_path / "airgap" / "bundle").exists() or not any(
         (p / "tree").exists() for p in (tmp_path / "airgap" / "bundle").iterdir() if p.is_dir()
     )
+
+
+def test_cli_bundle_then_offline_fetch(
+    real_subset: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import json
+
+    from torchsmith.cli import main
+
+    common = ["--torch", "1.13.1", "--cpu", "--quiet", "--json"]
+    out = tmp_path / "src.bundle.tar.gz"
+    code = main(["source", "bundle", *common, "--source", f"path:{real_subset}",
+                 "--cache-root", str(tmp_path / "online"), "-o", str(out)])  # fmt: skip
+    assert code == 0
+    written = json.loads(capsys.readouterr().out)
+    assert written["bundle_sha256"] == sha256_file(out)
+    code = main(["source", "fetch", *common, "--source", f"bundle:{out}",
+                 "--cache-root", str(tmp_path / "offline")])  # fmt: skip
+    assert code == 0
+    fetched = json.loads(capsys.readouterr().out)
+    assert fetched["kind"] == "bundle"
+    assert fetched["identity"] == written["identity"]
+    assert fetched["root"].startswith(str(tmp_path / "offline" / "sources" / "bundle"))

@@ -190,7 +190,7 @@ def _patch_note(fetched: Fetched, applied: list[str]) -> str:
         return (
             f"Debian's packaging tarball {deb.name} is unavailable "
             f"({fetched.unavailable[deb.name]}): Debian's patches were NOT applied; "
-            "torchsmith's own fixes for this tree apply instead (kb/data/fixes_debian.toml)"
+            "only torchsmith's own fixes for this tree (kb/data/fixes_debian.toml) apply"
         )
     return f"{len(applied)} Debian patch(es) applied from debian/patches/series"
 
