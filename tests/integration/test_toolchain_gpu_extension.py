@@ -1,0 +1,65 @@
+"""GPU machine, real: the add-one extension of tests/fixtures/toolchains/add_one, built there
+with the toolkit the ``system`` provider picks for the installed torch's CUDA and the host
+compiler the selector picks, runs correctly on the GPU (compared with torch's own ``x + 1``).
+Recorded output: tests/fixtures/toolchains/README.md."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from torchsmith.host.probe import probe_host
+from torchsmith.inspect.elf import read_elf
+from torchsmith.kb import load
+from torchsmith.toolchains.compiler import select_host_compiler
+from torchsmith.toolchains.cuda import ProvideContext, select_toolkit
+
+pytestmark = [pytest.mark.gpu, pytest.mark.slow]
+EXTENSION = Path(__file__).resolve().parents[1] / "fixtures" / "toolchains" / "add_one"
+
+
+def test_add_one_extension_runs_on_the_gpu(tmp_path: Path) -> None:
+    torch = pytest.importorskip("torch")
+    if not torch.cuda.is_available():
+        pytest.skip("no CUDA GPU")
+    env = dict(os.environ)
+    host = probe_host(env, tmp_path)
+    cuda = ".".join(str(torch.version.cuda).split(".")[:2])
+    provider, reason = select_toolkit(cuda, host)
+    print(f"toolkit: {provider.name}: {reason}")
+    record = provider.provide(cuda, host, ProvideContext(cache_root=tmp_path / "cache", env=env))
+    kb = load()
+    torch_version = torch.__version__.split("+")[0]
+    choice = select_host_compiler(kb.cuda(cuda), kb.release(torch_version), host)
+    assert choice.compiler is not None, choice.reason
+    print(f"compiler: {choice.label}: {choice.reason}")
+    major, minor = torch.cuda.get_device_capability()
+    src = tmp_path / "add_one"
+    shutil.copytree(EXTENSION, src)
+    build_env = {**env, **record.env(), **choice.env(), "TORCH_CUDA_ARCH_LIST": f"{major}.{minor}"}
+    subprocess.run(
+        [sys.executable, "setup.py", "-q", "build_ext", "--inplace"],
+        cwd=src,
+        env=build_env,
+        check=True,
+    )
+    built = next(src.glob("ts_add_one*.so"))
+    sass = {e.arch for e in read_elf(built).fatbin if e.kind == "sass"}
+    assert sass == {f"sm_{major}{minor}"}
+    done = subprocess.run(
+        [sys.executable, "check_gpu.py"],
+        cwd=src,
+        env=build_env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    print(done.stdout, done.stderr)
+    assert done.returncode == 0
+    assert done.stdout.rstrip().endswith("OK")
+    assert "equal=False" not in done.stdout
