@@ -200,6 +200,8 @@ def test_compiler_command_lines_are_neither_errors_nor_matched() -> None:
         "cd /src/third_party/nccl && env CCACHE_DISABLE=1 make NVCC_GENCODE=-gencode=arch=sm_90",
     ]
     assert [classify(line).kind for line in verbose[:2]] == ["command", "command"]
+    copying = "copying torch/include/c10/util/error.h -> build/lib.linux-x86_64-3.11/torch"
+    assert classify(copying).kind == "command"
     diagnosis = diagnose(NINJA + verbose * 50)
     assert not diagnosis.failed and diagnosis.findings == ()
 

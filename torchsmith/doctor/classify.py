@@ -49,6 +49,11 @@ _REAL = re.compile(
 _STATUS = re.compile(r"^\s*\[\d+/\d+[\] ]")
 _FAILED = re.compile(r"^\s*FAILED: (?:\[code=\d+\] )?(?P<target>\S+)")
 _DIAGNOSTIC = re.compile(r"^\s*(?P<file>[^\s:]+):\d+(?::\d+)?: (?:fatal )?error")
+# file-copying chatter of setuptools, CMake install and code generators (paths only)
+_BOOKKEEPING = re.compile(
+    r"^\s*(copying |creating |byte-compiling |-- Installing: |-- Up-to-date: |adding '|"
+    r"[Ww]riting |Generating |Compiling \S+ because)"
+)
 _COMMAND = re.compile(
     r"^\s*(cd \S+ && )?(\S*/)?"
     r"(c\+\+|g\+\+|gcc|cc|clang\+\+|clang|nvcc|ccache|sccache)(-\d+)?\s+[-/]"
@@ -73,7 +78,7 @@ def classify(text: str) -> LineInfo:
         return LineInfo("failed", failed.group("target") if failed else None, "ninja")
     if "arning" in text and "error" not in text:
         return LineInfo("other")
-    if _STATUS.match(text) or _COMMAND.match(text):
+    if _STATUS.match(text) or _COMMAND.match(text) or _BOOKKEEPING.match(text):
         return LineInfo("command")
     if _NOISE.search(text):
         return LineInfo("noise")
