@@ -172,3 +172,38 @@ def test_cli_bundle_then_offline_fetch(
     assert fetched["kind"] == "bundle"
     assert fetched["identity"] == written["identity"]
     assert fetched["root"].startswith(str(tmp_path / "offline" / "sources" / "bundle"))
+
+
+def test_tarball_from_a_url_with_a_stale_partial_download(
+    real_subset: Path, tmp_path: Path
+) -> None:
+    import functools
+    import http.server
+    import threading
+
+    from torchsmith.sources.git import cache_key
+
+    served = tmp_path / "www"
+    served.mkdir()
+    archive = served / "pytorch-1.13.1.tar.gz"
+    with tarfile.open(archive, "w:gz") as tar:
+        tar.add(real_subset / "c10", arcname="pytorch-1.13.1/c10")
+    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(served))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        url = f"http://127.0.0.1:{server.server_address[1]}/pytorch-1.13.1.tar.gz"
+        cache = tmp_path / "cache"
+        # a download cut earlier left a partial file; this server cannot resume (no ranges)
+        tree = fetch_source(_plan("tarball", url), cache, _env(tmp_path))
+        download = cache / "tarball" / cache_key(url, "") / "download"
+        (download / "pytorch-1.13.1.tar.gz").unlink()
+        (download / "pytorch-1.13.1.tar.gz.part").write_bytes(archive.read_bytes()[:1000])
+        again = fetch_source(_plan("tarball", url), cache, _env(tmp_path))
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert tree.identity == again.identity == sha256_file(archive)
+    assert (again.root / "c10" / "CMakeLists.txt").is_file()
+    assert not (download / "pytorch-1.13.1.tar.gz.part").exists()

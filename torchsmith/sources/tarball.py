@@ -48,9 +48,14 @@ def _download(url: str, dest: Path, env: Mapping[str, str], on_line: LineCallbac
     if final.is_file():
         return final
     part = final.with_name(final.name + ".part")
-    argv = ["curl", "-fL", "--retry", "3", "-C", "-", "-o", str(part), url]
+    argv = ["curl", "-fsSL", "--retry", "3", "-o", str(part), url]
     try:
-        proc.run(argv, env=env, on_line=on_line)
+        if part.is_file():  # continue a cut download; servers without ranges: start again
+            done = proc.run([*argv[:-1], "-C", "-", url], env=env, on_line=on_line, check=False)
+            if done.returncode != 0:
+                part.unlink()
+        if not part.is_file():
+            proc.run(argv, env=env, on_line=on_line)
     except ToolError as exc:
         raise SourceError(
             f"download of {url} failed: {' / '.join(exc.excerpt[-2:])}",
