@@ -61,7 +61,7 @@ class BlockBuilder:
         if self._open is not None and self._ends_before(cand, info):
             self.close()
         if info.kind == "failed":
-            self._start(cand, info, real=True, after=CONTEXT_AFTER)
+            self._start(cand, info, real=True)
         elif info.kind == "error":
             self._error(cand, info)
         elif info.kind == "noise" and self.count == 0 and "Traceback" not in cand.text:
@@ -88,7 +88,7 @@ class BlockBuilder:
 
     def _error(self, cand: Candidate, info: LineInfo) -> None:
         if self._open is None:
-            self._start(cand, info, real=False, after=CONTEXT_AFTER)
+            self._start(cand, info, real=False)
         block = self._open
         assert block is not None
         if not block.real and len(self.blocks) < MAX_BLOCKS:
@@ -98,14 +98,14 @@ class BlockBuilder:
         if len(block.lines) < MAX_LINES:
             block.lines.append(Evidence(line=cand.number, text=cand.text))
 
-    def _start(self, cand: Candidate, info: LineInfo, *, real: bool, after: int) -> None:
+    def _start(self, cand: Candidate, info: LineInfo, *, real: bool) -> None:
         self._index += 1
         self.count += 1
         kind: BlockKind = info.block_kind
         self._open = _Open(kind, cand.number, info.target, cand.number, real=real)
         if info.kind == "failed" and len(self.blocks) < MAX_BLOCKS:
             self._open.lines.append(Evidence(line=cand.number, text=cand.text))
-            self._open.context = _evidence(cand.context(0, after))
+            self._open.context = _evidence(cand.context(0, CONTEXT_AFTER))
 
     def close(self) -> None:
         block, self._open = self._open, None
