@@ -166,3 +166,22 @@ def test_an_unknown_debian_version_is_a_clear_error(source_cache: Path) -> None:
     with pytest.raises(SourceError, match=r"no source package pytorch=9\.9\.9-1"):
         fetch_debian(plan, source_cache, _env(), check_deps=False)
 
+
+
+@pytest.mark.slow  # unpacks the 134 MB tree again: about 10 s
+def test_a_corrupt_cached_download_is_fetched_again(source_cache: Path, tmp_path: Path) -> None:
+    fetch_debian(PLAN, source_cache, _env(), check_deps=False)  # the cache is complete
+    shutil.copytree(
+        source_cache / "debian", tmp_path / "debian", ignore=shutil.ignore_patterns("tree", "extra")
+    )
+    dsc_file = tmp_path / "debian/pytorch_1.13.1+dfsg-4/download/pytorch_1.13.1+dfsg-4.dsc"
+    good = dsc_file.read_bytes()
+    dsc_file.write_bytes(good.replace(b"Maintainer", b"Maintainor"))
+    lines: list[str] = []
+    tree = fetch_debian(PLAN, tmp_path, _env(), check_deps=False, on_line=lines.append)
+    assert dsc_file.read_bytes() == good
+    assert [line for line in lines if "downloading" in line] == [
+        "debian: downloading pytorch_1.13.1+dfsg-4.dsc (3388 bytes)",
+        f"debian: downloading {DEBIAN_TAR} (193756 bytes)",  # retried: still 404
+    ]
+    assert tree.details["sha256:pytorch_1.13.1+dfsg.orig.tar.xz"] == ORIG_SHA

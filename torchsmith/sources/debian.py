@@ -31,6 +31,7 @@ from torchsmith.sources import apt, dsc, hostdeps, owned, patches
 from torchsmith.sources.archive import safe_extract, single_top_dir
 from torchsmith.sources.base import SourceTree
 from torchsmith.sources.extras import extras_for, fetch_extra
+from torchsmith.sources.hashing import sha256_file
 
 PACKAGES = ("pytorch", "pytorch-vision", "pytorch-audio", "pytorch-text")
 Say = LineCallback
@@ -106,14 +107,19 @@ class _Job:
 def _cached(job: _Job) -> Fetched | None:
     """The earlier download, if it is complete and still matches its .dsc (no network)."""
     info = owned.read_info(job.pkgdir)
-    if "sha256" not in info or not job.dsc_path.is_file():
+    recorded = dict(info.get("sha256", {}))
+    if not job.dsc_path.is_file() or recorded.get(job.dsc_path.name) != sha256_file(job.dsc_path):
         return None
     parsed = dsc.parse_dsc(job.dsc_path.read_text(encoding="utf-8"), job.arch)
     present = [f.name for f in parsed.files if (job.download / f.name).is_file()]
     unavailable = dict(info.get("unavailable", {}))
     if set(present) | set(unavailable) != {f.name for f in parsed.files}:
         return None
-    hashes = dsc.verify_files(parsed, job.download, present)
+    try:
+        hashes = dsc.verify_files(parsed, job.download, present)
+    except SourceError:
+        return None  # fetched again (and checked again) by _download
+    hashes[job.dsc_path.name] = recorded[job.dsc_path.name]
     return Fetched(job.download, parsed, hashes, unavailable)
 
 
@@ -125,8 +131,9 @@ def _download(cfg: apt.AptConfig, job: _Job) -> Fetched:
     unavailable: dict[str, str] = {}
     for remote in apt.source_files(cfg, job.package, job.version, job.env):
         target = job.download / remote.name
-        if target.is_file() and target.stat().st_size == remote.size:
+        if target.is_file() and sha256_file(target) == remote.sha256:
             continue
+        target.unlink(missing_ok=True)  # a cut or corrupt earlier download (our own dir)
         _say(job.on_line, f"downloading {remote.name} ({remote.size} bytes)")
         reason = apt.download(remote, job.download, job.env, job.on_line)
         if reason is not None:
@@ -143,6 +150,7 @@ def _verify(job: _Job, unavailable: dict[str, str]) -> Fetched:
     parsed = dsc.parse_dsc(job.dsc_path.read_text(encoding="utf-8"), job.arch)
     present = [f.name for f in parsed.files if f.name not in unavailable]
     hashes = dsc.verify_files(parsed, job.download, present)
+    hashes[job.dsc_path.name] = sha256_file(job.dsc_path)  # checked by apt-helper on download
     if parsed.orig.name in unavailable:
         raise SourceError(
             f"the source tarball {parsed.orig.name} is unavailable: "
