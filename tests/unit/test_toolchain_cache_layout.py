@@ -1,0 +1,100 @@
+"""Toolkit cache safety, toolkit-root layout helpers and the pipeline glue (no processes)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from torchsmith.errors import HostError, PlanError
+from torchsmith.host.model import HostFacts
+from torchsmith.toolchains.cuda import ProvideContext, ToolkitRecord
+from torchsmith.toolchains.cuda.cache import (
+    INFO_FILE,
+    building,
+    entry_dir,
+    load_record,
+    save_record,
+)
+from torchsmith.toolchains.cuda.layout import ensure_lib64, link_unversioned, missing_parts
+from torchsmith.toolchains.provision import provider_named, provision_toolkit, toolkit_build_env
+
+
+def _record(root: Path) -> ToolkitRecord:
+    return ToolkitRecord(
+        provider="pypi",
+        cuda="13.0",
+        version="13.0.88",
+        root=str(root),
+        nvcc=str(root / "bin" / "nvcc"),
+        origin="test",
+    )
+
+
+def test_cache_entry_is_made_atomically_and_reused(tmp_path: Path) -> None:
+    entry = entry_dir(tmp_path, "pypi", "13.0")
+    with building(entry) as staging:
+        (staging / "root" / "bin").mkdir(parents=True)
+        (staging / "root" / "bin" / "nvcc").write_text("")
+        save_record(staging, _record(entry / "root"))
+        assert not entry.exists()
+    assert load_record(entry) == _record(entry / "root")
+    assert not list(tmp_path.glob("cuda/*.partial-*"))
+
+
+def test_cache_never_replaces_a_directory_it_did_not_make(tmp_path: Path) -> None:
+    entry = entry_dir(tmp_path, "apt", "11.8")
+    entry.mkdir(parents=True)
+    (entry / "precious").write_text("x")
+    with pytest.raises(HostError, match="not made by torchsmith"), building(entry):
+        pass
+    assert (entry / "precious").is_file()
+
+
+def test_broken_or_stale_info_is_a_miss(tmp_path: Path) -> None:
+    entry = tmp_path / "e"
+    entry.mkdir()
+    (entry / INFO_FILE).write_text("{not json")
+    assert load_record(entry) is None
+    save_record(entry, _record(tmp_path / "gone"))  # its nvcc does not exist
+    assert load_record(entry) is None
+
+
+def test_failed_build_leaves_nothing(tmp_path: Path) -> None:
+    entry = entry_dir(tmp_path, "pypi", "13.0")
+    with pytest.raises(RuntimeError), building(entry):
+        raise RuntimeError("download failed")
+    assert not entry.parent.exists() or not list(entry.parent.iterdir())
+
+
+def test_lib64_and_unversioned_links(tmp_path: Path) -> None:
+    lib = tmp_path / "lib"
+    lib.mkdir()
+    for name in (
+        "libcudart.so.13",
+        "libnvvm.so.4",
+        "libcublas.so.13.1.1",
+        "libcublas.so.13",
+        "libfoo.a",
+    ):
+        (lib / name).write_text("")
+    ensure_lib64(tmp_path)
+    lib64 = tmp_path / "lib64"
+    assert lib64.is_symlink()
+    assert (lib64 / "libcudart.so").resolve() == (lib / "libcudart.so.13").resolve()
+    assert (lib64 / "libcublas.so").is_symlink()
+    assert link_unversioned(lib64) == []  # idempotent
+    assert missing_parts(tmp_path) == ["bin/nvcc", "include/cuda_runtime.h", "nvvm/libdevice"]
+
+
+def test_pipeline_glue(tmp_path: Path) -> None:
+    ctx = ProvideContext(cache_root=tmp_path, env={})
+    assert provision_toolkit(None, None, HostFacts(), ctx) is None
+    with pytest.raises(PlanError, match="container backend"):
+        provider_named("container")
+    env = toolkit_build_env(_record(tmp_path / "r"), {"PATH": "/usr/bin", "HOME": "/h"})
+    assert env["PATH"] == f"{tmp_path / 'r' / 'bin'}:/usr/bin"
+    assert env["CUDA_HOME"] == env["CUDA_TOOLKIT_ROOT_DIR"] == str(tmp_path / "r")
+    assert env["CUDACXX"] == str(tmp_path / "r" / "bin" / "nvcc")
+    assert env["HOME"] == "/h"
+    assert toolkit_build_env(None, {"A": "1"}) == {"A": "1"}
