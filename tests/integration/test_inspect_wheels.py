@@ -97,3 +97,22 @@ def test_cpu_wheel_smoke_in_fresh_venv(tmp_path: Path) -> None:
     assert code == 0
     log = (tmp_path / "smoke.log").read_text()
     assert '"name": "autograd", "ok": true' in log
+
+
+NCCL_WHEEL = Path("/opt/pypi-more/files/nvidia_nccl_cu13-2.30.7-py3-none-manylinux_2_18_x86_64.whl")
+
+
+@pytest.mark.slow
+def test_static_markers_on_real_nccl(tmp_path: Path) -> None:
+    """libnccl.so.2 carries NCCL and (statically) cudart: the markers a static torch would show."""
+    import zipfile
+
+    from torchsmith.inspect.elf import read_elf
+
+    with zipfile.ZipFile(_need(NCCL_WHEEL)) as zf:
+        member = next(n for n in zf.namelist() if n.endswith("/libnccl.so.2"))
+        target = tmp_path / "libnccl.so.2"
+        target.write_bytes(zf.read(member))
+    facts = read_elf(target)
+    assert facts.markers == frozenset({"nccl", "cudart"})
+    assert {"ncclCommInitRank", "cudaMalloc"} <= facts.defined

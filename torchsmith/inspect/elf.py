@@ -25,8 +25,15 @@ COMPONENT_SYMBOLS: dict[str, tuple[str, ...]] = {
     "nccl": ("ncclCommInitRank", "ncclGetVersion"),
     "cublas": ("cublasCreate_v2", "cublasLtCreate"),
 }
-# Strings only a statically linked copy carries (the dynamic library keeps them to itself).
-COMPONENT_MARKERS: dict[str, bytes] = {"cudart": b"/cudart.shm."}
+# Strings only a statically linked copy carries (the shared library keeps them to itself); all of
+# a component's markers must be present. Chosen from the real libraries (libcudart_static of
+# CUDA 13.0, libnccl.so.2 2.30.7, libcublas.so.13 13.1) and checked absent from torch 2.13/2.14's
+# own libraries.
+COMPONENT_MARKERS: dict[str, tuple[bytes, ...]] = {
+    "cudart": (b"/cudart.shm.",),
+    "nccl": (b"NCCL_COMM_ID", b"ncclTopoSort"),
+    "cublas": (b"cublasDrotmg", b"cublasZsyr2k"),
+}
 _WANTED = {name.encode() for names in COMPONENT_SYMBOLS.values() for name in names}
 _ARCH_FLAGS = re.compile(rb"\x00((?:sm|compute)_\d+[af]?(?: (?:sm|compute)_\d+[af]?)*)\x00")
 _SYM = struct.Struct("<IBBHQQ")
@@ -154,7 +161,9 @@ def read_elf(path: Path, *, arch_flags: bool = False) -> ElfFacts:
                 defined=defined,
                 undefined=undefined,
                 arch_flags=_arch_flags(rodata) if arch_flags else None,
-                markers=frozenset(c for c, m in COMPONENT_MARKERS.items() if m in rodata),
+                markers=frozenset(
+                    c for c, marks in COMPONENT_MARKERS.items() if all(m in rodata for m in marks)
+                ),
                 fatbin=fatbin,
                 relocatable_fatbin_bytes=rel_bytes,
             )
