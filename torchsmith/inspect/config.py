@@ -2,7 +2,8 @@
 
 The text is a list of ``  - item`` lines (``GCC 13.3``, ``C++ Version: 201703``, ``CUDA Runtime
 13.0``, ``CuDNN 91.0.2``...) ending in ``Build settings: KEY=VALUE, KEY=VALUE, ...``; written by
-``at::show_config()`` (pytorch/pytorch@v2.5.1:aten/src/ATen/Version.cpp)."""
+``at::show_config()``
+(pytorch/pytorch@44f1f672a1c8b5b8d40b67ba09bbb277f117e724:aten/src/ATen/Version.cpp)."""
 
 from __future__ import annotations
 
