@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from torchsmith.cli import main
-from torchsmith.inspect import inspect_wheel
+from torchsmith.inspect import inspect_installed, inspect_wheel
 from torchsmith.plan_model import Decision
 from torchsmith.verify import load_plan, verify_inspection
 
@@ -97,6 +97,11 @@ def test_cpu_wheel_smoke_in_fresh_venv(tmp_path: Path) -> None:
     assert code == 0
     log = (tmp_path / "smoke.log").read_text()
     assert '"name": "autograd", "ok": true' in log
+    # the venv the smoke tests made holds an installed torch: inspect it too
+    insp = inspect_installed(str(tmp_path / "venv" / "bin" / "python"), dict(os.environ))
+    assert insp.source == "installed" and insp.torch_version == "2.13.0+cpu"
+    assert insp.config.source == "show" and insp.config.use["USE_MKLDNN"] is True
+    assert insp.cxx11_abi is True and insp.missing == []
 
 
 NCCL_WHEEL = Path("/opt/pypi-more/files/nvidia_nccl_cu13-2.30.7-py3-none-manylinux_2_18_x86_64.whl")

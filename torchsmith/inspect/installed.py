@@ -51,9 +51,9 @@ def probe(python: str, env: Mapping[str, str], timeout: float = 300) -> dict[str
         raise InspectError(f"no Python interpreter at {python!r}") from exc
     lines = [ln for ln in done.stdout.splitlines() if ln.startswith(MARK)]
     if done.returncode != 0 or not lines:
-        tail = (done.stderr or done.stdout).strip().splitlines()[-5:]
+        tail = (done.stderr or done.stdout).strip().splitlines()[-1:]
         raise InspectError(
-            f"{python} could not import torch: {' | '.join(tail) or 'no output'}",
+            f"{python} could not import torch: {' '.join(tail) or 'no output'}",
             "check that torch is installed for that interpreter",
         )
     data: dict[str, Any] = json.loads(lines[-1].removeprefix(MARK))
