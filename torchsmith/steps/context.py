@@ -59,6 +59,14 @@ class BuildContext:
         self.reporter.stage_finished(name, self.timings[name])
 
 
+_NOISE = ("ninja: build stopped", "subcommand failed", "CalledProcessError")
+
+
+def real_error_lines(lines: tuple[str, ...]) -> tuple[str, ...]:
+    """The excerpt without the build tools' own epilogue (it says nothing about the cause)."""
+    return tuple(line for line in lines if not any(n in line for n in _NOISE))
+
+
 def was_interrupted(exc: ToolError) -> bool:
     """The command died of a signal (Ctrl-C, SIGTERM) rather than failing by itself."""
     code = exc.returncode
@@ -77,7 +85,7 @@ def stage_error(stage: str, exc: ToolError) -> BuildError | InterruptError:
         exc.hint or "read the relevant lines and the full log; fix, then run the same command "
         "again to resume",
         log_path=exc.log_path,
-        excerpt=exc.excerpt,
+        excerpt=real_error_lines(exc.excerpt),
         returncode=exc.returncode,
     )
 

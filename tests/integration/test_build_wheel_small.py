@@ -1,0 +1,125 @@
+"""The whole `torchsmith build` pipeline down to a published wheel, in seconds: a small real
+CMake + setuptools project stands in for a torch tree (`--source path:DIR`), built with the
+plan of torch 2.5.1 (frontend `setup.py`: `setup.py build --cmake-only`, `cmake --build`,
+`setup.py bdist_wheel`). Real cmake, ninja, compiler, ccache and pip (the isolated build env
+installs setuptools and wheel from PyPI). About 30-60 s on 2 cores.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from torchsmith.cli import main
+
+pytestmark = [pytest.mark.slow, pytest.mark.network]
+
+CMAKELISTS = """cmake_minimum_required(VERSION 3.13)
+project(fake C)
+add_library(fake SHARED a.c b.c c.c)
+set_target_properties(fake PROPERTIES LIBRARY_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/lib)
+"""
+SETUP_PY = """import os, shutil, subprocess, sys
+from setuptools import setup
+from setuptools.command.build_py import build_py
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+BUILD = os.path.join(HERE, "build")
+if "--cmake-only" in sys.argv:
+    subprocess.check_call(["cmake", "-G", "Ninja", "-S", HERE, "-B", BUILD])
+    sys.exit(0)
+
+
+class Build(build_py):
+    def run(self):
+        subprocess.check_call(["cmake", "--build", BUILD])
+        super().run()
+        shutil.copy(os.path.join(BUILD, "lib", "libfake.so"), os.path.join(self.build_lib, "fake"))
+
+
+setup(
+    name="fake-torch",
+    version=os.environ["PYTORCH_BUILD_VERSION"],
+    packages=["fake"],
+    cmdclass={"build_py": Build},
+)
+"""
+PYPROJECT = (
+    '[build-system]\nrequires = ["setuptools", "wheel"]\nbuild-backend = "setuptools.build_meta"\n'
+)
+
+
+def make_tree(root: Path, broken: bool = False) -> Path:
+    (root / "fake").mkdir(parents=True)
+    (root / "fake" / "__init__.py").write_text("")
+    (root / "CMakeLists.txt").write_text(CMAKELISTS)
+    (root / "setup.py").write_text(SETUP_PY)
+    (root / "pyproject.toml").write_text(PYPROJECT)
+    for name in "abc":
+        body = "return x +" if broken and name == "b" else "return x + 1;"
+        (root / f"{name}.c").write_text(f"int fake_{name}(int x) {{ {body} }}\n")
+    return root
+
+
+def args(tree: Path, cache_root: Path, dist: Path) -> list[str]:
+    return [
+        "build", "--source", f"path:{tree}", "--cpu", "--torch", "2.5.1",
+        "--cache-root", str(cache_root), "--output-dir", str(dist),
+    ]  # fmt: skip
+
+
+def _manifest(dist: Path) -> dict[str, Any]:
+    data: dict[str, Any] = json.loads(next(dist.glob("*.manifest.json")).read_text())
+    return data
+
+
+def test_builds_publishes_and_resumes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    tree = make_tree(tmp_path / "tree")
+    dist = tmp_path / "dist"
+    argv = args(tree, tmp_path / "cache", dist)
+    assert main(argv) == 0
+    wheel = dist / "fake_torch-2.5.1+cpu-py3-none-any.whl"
+    assert sorted(p.name for p in dist.iterdir()) == [
+        "fake_torch-2.5.1+cpu-py3-none-any.manifest.json",
+        wheel.name,
+    ]
+    manifest = _manifest(dist)
+    assert manifest["kind"] == "wheel"
+    assert manifest["artifacts"] == [
+        {
+            "name": wheel.name,
+            "size": wheel.stat().st_size,
+            "sha256": hashlib.sha256(wheel.read_bytes()).hexdigest(),
+        }
+    ]
+    assert {"fetch", "environment", "configure", "compile", "package"} <= set(manifest["stages"])
+    assert manifest["ninja"]["edges_total"] == 4  # three objects and the link
+    assert manifest["env"]["PYTORCH_BUILD_VERSION"] == "2.5.1+cpu"
+    assert manifest["cmake_cache"]["CMAKE_C_COMPILER"] == manifest["env"]["CC"]
+    assert "sha256" in capsys.readouterr().out
+    assert tree.joinpath("build").exists() is False  # the user's tree is never built in
+
+    assert main(argv) == 0  # the same command again: nothing left to compile
+    again = _manifest(dist)
+    assert again["ninja"]["edges_total"] == 0
+    assert "configure" not in again["stages"]
+    assert sorted(p.name for p in dist.iterdir()) == sorted(
+        [wheel.name, "fake_torch-2.5.1+cpu-py3-none-any.manifest.json"]
+    )
+
+
+def test_a_compile_error_names_stage_line_and_log(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    tree = make_tree(tmp_path / "tree", broken=True)
+    assert main(args(tree, tmp_path / "cache", tmp_path / "dist")) == 10
+    err = capsys.readouterr().err
+    assert "stage 'compile' failed" in err
+    assert "b.c:1:" in err and "error" in err
+    assert "ninja: build stopped" not in err.split("relevant lines:")[1].split("full log:")[0]
+    assert "logs/compile.log" in err
+    assert not (tmp_path / "dist").exists()
