@@ -88,7 +88,7 @@ def test_installed_torch_read_from_disk(
     (torch_dir / "lib" / "libtorch_cuda.so").write_bytes(
         (fixtures / "inspect" / "libk_dyn.so").read_bytes()
     )
-    show = (fixtures / "inspect" / "show-2.11.0-cu130.txt").read_text()
+    show = (fixtures / "device-h100" / "torch-config.txt").read_text()
     probed: dict[str, Any] = {
         "file": str(torch_dir / "__init__.py"),
         "show": show,

@@ -10,7 +10,7 @@ from torchsmith.inspect.versions import floor, manylinux_glibc
 
 
 def test_show_of_2_11_cu130(fixtures: Path) -> None:
-    cfg = parse_show((fixtures / "inspect" / "show-2.11.0-cu130.txt").read_text())
+    cfg = parse_show((fixtures / "device-h100" / "torch-config.txt").read_text())
     assert cfg.cuda_runtime == "13.0"
     assert cfg.cudnn is not None and cfg.cudnn.startswith("9.")
     assert cfg.use["USE_CUDA"] is True
