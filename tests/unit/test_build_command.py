@@ -9,7 +9,7 @@ from rich.console import Console
 from torchsmith.commands.build import _with_diagnosis, default_cache_root
 from torchsmith.errors import BuildError, InterruptError, ToolError
 from torchsmith.report.ninja import parse_status
-from torchsmith.report.progress import PlainProgress
+from torchsmith.report.progress import PlainProgress, RichProgress
 from torchsmith.steps.compile import NinjaWatcher
 from torchsmith.steps.context import stage_error
 
@@ -55,3 +55,17 @@ def test_watcher_feeds_progress_and_times_edge_kinds(fixtures: Path) -> None:
     assert set(watcher.seconds) == {"codegen", "compile", "link"}
     text = console.export_text()
     assert "compile [37/68]" in text and "link [68/68] ETA 0:00" in text
+
+
+def test_live_display_on_a_terminal(fixtures: Path) -> None:
+    console = Console(record=True, width=160, force_terminal=True)
+    progress = RichProgress(console)
+    progress.stage_started("compile", "c10")
+    watcher = NinjaWatcher(progress)
+    for line in (fixtures / "build" / "ninja-c10-1.13.1.log").read_text().splitlines():
+        watcher(line)
+    progress.stage_finished("compile", 51.0, "68 edges")
+    progress.close()
+    text = console.export_text()
+    assert "compile 51.0 s — 68 edges" in text
+    assert "68/68" in text

@@ -101,8 +101,13 @@ class RichProgress:
         if task is None:
             return
         extra = f" — {note}" if note else ""
+        known = next((t.total for t in self._progress.tasks if t.id == task and t.total), None)
+        total = known or 1
         self._progress.update(
-            task, description=f"[green]✓[/] {name} {seconds:.1f} s{extra}", total=1, completed=1
+            task,
+            description=f"[green]✓[/] {name} {seconds:.1f} s{extra}",
+            total=total,
+            completed=total,
         )
         self._progress.stop_task(task)
 
