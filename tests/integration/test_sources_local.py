@@ -109,11 +109,17 @@ def test_path_identity_marks_a_dirty_tree_and_in_place_is_the_tree_itself(
     env = _env(tmp_path)
     for args in (["init", "-q"], ["add", "-A"], ["commit", "-q", "-m", "import"]):
         subprocess.run(["git", "-C", str(user), *args], env=env, check=True)
+    clean = fetch_source(_plan("path", str(user), in_place=True), tmp_path / "cache", env)
+    (user / "new_file.py").write_text("# untracked\n")
+    untracked = fetch_source(_plan("path", str(user), in_place=True), tmp_path / "cache", env)
     (user / "setup.py").write_text("# local change\n")
     tree = fetch_source(_plan("path", str(user), in_place=True), tmp_path / "cache", env)
     assert tree.root == user
     assert not tree.owned
-    assert "+dirty." in tree.identity
+    assert "+dirty." not in clean.identity
+    assert untracked.identity.startswith(clean.identity + "+dirty.")
+    assert tree.identity.startswith(clean.identity + "+dirty.")
+    assert len({clean.identity, untracked.identity, tree.identity}) == 3
     assert not (tmp_path / "cache" / "path").exists()
 
 

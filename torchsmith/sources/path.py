@@ -21,7 +21,7 @@ from torchsmith.proc import LineCallback
 from torchsmith.sources import owned
 from torchsmith.sources.base import SourceTree
 from torchsmith.sources.git import cache_key
-from torchsmith.sources.hashing import manifest_digest, tree_manifest
+from torchsmith.sources.hashing import entry_digest, manifest_digest, tree_manifest
 
 EXCLUDE_TOP = frozenset({"build"})
 
@@ -39,14 +39,21 @@ def identity_of(root: Path, env: Mapping[str, str]) -> tuple[str, dict[str, str]
     """(identity, details) of a user's tree."""
     head = _git(root, env, "rev-parse", "HEAD") if (root / ".git").exists() else None
     if head is None:
-        digest = manifest_digest(tree_manifest(root, exclude=EXCLUDE_TOP))
+        listing = tree_manifest(root)
+        kept = {k: v for k, v in listing.items() if k.split("/", 1)[0] not in EXCLUDE_TOP}
+        digest = manifest_digest(kept)
         return digest, {"identity_from": "sha256 of the file listing (no git)"}
     commit = head.strip()
     diff = _git(root, env, "diff", "HEAD", "--binary", "--submodule=diff") or ""
-    if not diff:
+    untracked = (_git(root, env, "ls-files", "--others", "--exclude-standard", "-z") or "")
+    names = sorted(n for n in untracked.split("\0") if n and not n.startswith("build/"))
+    if not diff and not names:
         return commit, {"commit": commit, "dirty": "false"}
-    digest = hashlib.sha256(diff.encode()).hexdigest()[:12]
-    return f"{commit}+dirty.{digest}", {"commit": commit, "dirty": "true"}
+    hasher = hashlib.sha256(diff.encode())
+    for name in names:
+        hasher.update(f"\0{name}\0{entry_digest(root, Path(name))}".encode())
+    details = {"commit": commit, "dirty": "true", "untracked_files": str(len(names))}
+    return f"{commit}+dirty.{hasher.hexdigest()[:12]}", details
 
 
 def _ignore_top(root: Path) -> Callable[[str, list[str]], set[str]]:
