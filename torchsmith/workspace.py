@@ -64,6 +64,19 @@ class Workspace:
         path.parent.mkdir(parents=True, exist_ok=True)
         write_json_atomic(path, dict(data or {}))
 
+    def timings(self) -> dict[str, float]:
+        path = self.root / "timings.json"
+        data = json.loads(path.read_text()) if path.is_file() else {}
+        return {str(k): float(v) for k, v in data.items()}
+
+    def add_time(self, stage: str, seconds: float) -> dict[str, float]:
+        """Add a stage's wall time to this workspace's running totals (over every run, also
+        the interrupted ones); the totals."""
+        totals = self.timings()
+        totals[stage] = round(totals.get(stage, 0.0) + seconds, 1)
+        write_json_atomic(self.root / "timings.json", totals)
+        return totals
+
     def read_marker(self, stage: str) -> dict[str, Any]:
         data = json.loads(self.marker(stage).read_text())
         return data if isinstance(data, dict) else {}

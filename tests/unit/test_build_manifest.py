@@ -70,6 +70,7 @@ def test_manifest_holds_everything(tmp_path: Path, plan: BuildPlan) -> None:
             env={"USE_CUDA": "0", "MAX_JOBS": "2"},
             cmake_cache={"CMAKE_BUILD_TYPE": "Release"},
             stages={"configure": 14.31, "compile": 20.0},
+            stages_all_runs={"configure": 28.6, "compile": 20.0},
             ninja={"edges_run": 68, "edges_total": 68},
             compiler_cache=cache_record("ccache", CacheStats(hits=61, misses=6)),
             fixes=[{"id": "x", "status": "applied"}],
@@ -82,6 +83,7 @@ def test_manifest_holds_everything(tmp_path: Path, plan: BuildPlan) -> None:
     assert manifest["kind"] == "partial" and manifest["targets"] == ["c10"]
     assert manifest["source"]["identity"] == "sha256:abc"
     assert manifest["stages"] == {"configure": 14.3, "compile": 20.0}
+    assert manifest["stages_all_runs"] == {"configure": 28.6, "compile": 20.0}
     assert manifest["total_seconds"] == 34.3
     assert manifest["compiler_cache"] == {
         "kind": "ccache",

@@ -102,3 +102,12 @@ def test_info_of_another_plan_is_stale(tmp_path: Path, plan: BuildPlan) -> None:
 
 def test_plan_differences_ignore_warnings() -> None:
     assert plan_differences({"a": 1, "warnings": ["x"]}, {"a": 2, "warnings": []}) == ["a"]
+
+
+def test_stage_times_add_up_over_runs(tmp_path: Path, plan: BuildPlan) -> None:
+    ws = prepare_workspace(tmp_path, plan, TOOLS, lambda _: None)
+    assert ws.timings() == {}
+    ws.add_time("compile", 60.04)
+    again = prepare_workspace(tmp_path, plan, TOOLS, lambda _: None)  # a resumed run
+    assert again.add_time("compile", 30.0) == {"compile": 90.0}
+    assert again.timings() == {"compile": 90.0}

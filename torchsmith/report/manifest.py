@@ -61,6 +61,7 @@ class ManifestInputs:
     env: Mapping[str, str]
     cmake_cache: Mapping[str, str]
     stages: Mapping[str, float]
+    stages_all_runs: Mapping[str, float]
     ninja: Mapping[str, Any]
     compiler_cache: Mapping[str, Any]
     fixes: Sequence[Mapping[str, str]]
@@ -83,6 +84,7 @@ def build_manifest(inputs: ManifestInputs) -> dict[str, Any]:
         "env": dict(sorted(inputs.env.items())),
         "cmake_cache": dict(sorted(inputs.cmake_cache.items())),
         "stages": {k: round(v, 1) for k, v in inputs.stages.items()},
+        "stages_all_runs": dict(inputs.stages_all_runs),
         "total_seconds": round(sum(inputs.stages.values()), 1),
         "ninja": dict(inputs.ninja),
         "compiler_cache": dict(inputs.compiler_cache),

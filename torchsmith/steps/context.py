@@ -55,7 +55,9 @@ class BuildContext:
         except ToolError as exc:
             raise stage_error(name, exc) from exc
         finally:
-            self.timings[name] = self.timings.get(name, 0.0) + time.monotonic() - start
+            seconds = time.monotonic() - start
+            self.timings[name] = self.timings.get(name, 0.0) + seconds
+            self.workspace.add_time(name, seconds)
         self.reporter.stage_finished(name, self.timings[name])
 
 

@@ -83,6 +83,7 @@ def _manifest(
             env=effective_env(built.benv.env, keys),
             cmake_cache=read_cmake_cache(built.tree),
             stages=ctx.timings,
+            stages_all_runs=ctx.workspace.timings(),
             ninja=ninja,
             compiler_cache=cache_record(built.benv.cache.kind, built.compiled.cache),
             fixes=built.fixes,
