@@ -26,9 +26,6 @@ from torchsmith.sources.hostdeps import ensure_packages
 
 pytestmark = [
     pytest.mark.network,
-    # proc.run leaves the child's stdout pipe to the garbage collector (reported to the lead)
-    pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning"),
-    pytest.mark.filterwarnings("ignore::ResourceWarning"),
     pytest.mark.skipif(shutil.which("apt-get") is None, reason="needs apt-get (Debian host)"),
 ]
 PLAN = SourcePlan(kind="debian", location="pytorch", ref="1.13.1+dfsg-4", reason="test")

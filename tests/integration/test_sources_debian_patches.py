@@ -17,8 +17,6 @@ from torchsmith.sources.patches import apply_series, read_series
 
 pytestmark = [
     pytest.mark.skipif(shutil.which("dpkg-source") is None, reason="needs dpkg-dev"),
-    pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning"),
-    pytest.mark.filterwarnings("ignore::ResourceWarning"),
 ]
 
 

@@ -14,9 +14,6 @@ from torchsmith.plan_model import SourcePlan
 from torchsmith.sources import fetch_source
 
 pytestmark = [
-    # proc.run leaves the child's stdout pipe to the garbage collector (reported to the lead)
-    pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning"),
-    pytest.mark.filterwarnings("ignore::ResourceWarning"),
 ]
 
 

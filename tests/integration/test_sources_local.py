@@ -22,8 +22,6 @@ from torchsmith.sources.hashing import sha256_file, tree_manifest
 pytestmark = [
     pytest.mark.network,  # only the first run: the Debian tree is cached afterwards
     pytest.mark.skipif(shutil.which("apt-get") is None, reason="needs apt-get (Debian host)"),
-    pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning"),
-    pytest.mark.filterwarnings("ignore::ResourceWarning"),
 ]
 SUBSET = ("setup.py", "version.txt", "CMakeLists.txt", "cmake", "c10", "third_party")
 
