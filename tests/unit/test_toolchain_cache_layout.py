@@ -98,3 +98,17 @@ def test_pipeline_glue(tmp_path: Path) -> None:
     assert env["CUDACXX"] == str(tmp_path / "r" / "bin" / "nvcc")
     assert env["HOME"] == "/h"
     assert toolkit_build_env(None, {"A": "1"}) == {"A": "1"}
+
+
+def test_recorded_toolkit_records_still_parse() -> None:
+    fixtures = Path(__file__).parents[1] / "fixtures" / "toolchains"
+    pypi = ToolkitRecord.model_validate_json(
+        (fixtures / "pypi-13.0-torchsmith-toolkit.json").read_text()
+    )
+    assert (pypi.provider, pypi.version) == ("pypi", "13.0.88")
+    assert {p.name: p.version for p in pypi.packages}["nvidia-cuda-nvcc"] == "13.0.88"
+    apt = ToolkitRecord.model_validate_json(
+        (fixtures / "seed004" / "apt-11.8-torchsmith-toolkit.json").read_text()
+    )
+    assert (apt.provider, apt.version, len(apt.packages)) == ("apt", "11.8.89", 22)
+    assert all(len(p.sha256) == 64 for p in apt.packages)

@@ -146,5 +146,9 @@ def test_unsuppliable_cuda_is_refused_naming_container_apt_repo_and_conda() -> N
 
 def test_apt_needs_apt_tools_and_wanted_provider_is_honoured() -> None:
     assert AptProvider().offer("11.8", HostFacts()).capability == "none"
+    assert AptProvider().offer("11.8", HostFacts(os_id="ubuntu")).capability == "toolkit"
+    assert AptProvider().offer("11.8", HostFacts(os_id="debian", machine="aarch64")).capability == (
+        "none"
+    )
     with pytest.raises(PlanError, match=r"apt: no Debian suite packages CUDA 13\.0"):
         select_toolkit("13.0", HostFacts(tools=APT_TOOLS), wanted="apt")

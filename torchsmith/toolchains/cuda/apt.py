@@ -23,6 +23,7 @@ from torchsmith.toolchains.cuda.base import (
 )
 
 MIRROR = "http://deb.debian.org/debian"
+DEBIAN_LIKE = frozenset({"debian", "ubuntu"})
 # CUDA release -> Debian suite whose non-free nvidia-cuda-toolkit packages it:
 # https://packages.debian.org/bookworm/nvidia-cuda-toolkit (11.8.89~11.8.0-5~deb12u1),
 # https://packages.debian.org/trixie/nvidia-cuda-toolkit (12.4.131~12.4.1-2); both versions
@@ -94,6 +95,13 @@ def apt_options(state: Path) -> list[str]:
     ]
 
 
+def has_apt(host: HostFacts) -> bool:
+    """apt-get and dpkg are here: probed as tools, or implied by a Debian/Ubuntu host (the host
+    probe's default tool list does not include them)."""
+    probed = "apt-get" in host.tools and "dpkg" in host.tools
+    return probed or host.os_id in DEBIAN_LIKE
+
+
 class AptProvider:
     name: ProviderName = "apt"
 
@@ -109,7 +117,7 @@ class AptProvider:
             return Offer(
                 self.name, "none", f"Debian's CUDA packages are amd64 only, not {host.machine}"
             )
-        if "apt-get" not in host.tools or "dpkg" not in host.tools:
+        if not has_apt(host):
             return Offer(self.name, "none", "apt-get/dpkg not found on this machine")
         return Offer(
             self.name,
