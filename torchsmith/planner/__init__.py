@@ -115,10 +115,12 @@ def _linking_env(
 
 
 def _cuda_env(ctx: Ctx, cuda: str | None, arch_list: str) -> list[EnvSetting]:
+    no_rocm = by_option(ctx, "USE_ROCM", False, "torchsmith plans CUDA or CPU builds, not ROCm")
     if cuda is None:
-        return [by_option(ctx, "USE_CUDA", False, "CPU build")]
+        return [by_option(ctx, "USE_CUDA", False, "CPU build"), no_rocm]
     env = [
         by_option(ctx, "USE_CUDA", True, f"CUDA {cuda} build"),
+        no_rocm,
         EnvSetting(name="TORCH_CUDA_ARCH_LIST", value=arch_list, reason="GPU targets of the plan"),
     ]
     if ctx.spec.preset == "official":

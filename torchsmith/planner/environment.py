@@ -26,10 +26,11 @@ def _in_range(opt: BuildOption, torch: str) -> bool:
     return not (opt.until and tv > Version(opt.until))
 
 
-def option_for(ctx: Ctx, feature: str) -> BuildOption | None:
+def options_for(ctx: Ctx, feature: str) -> list[BuildOption]:
+    """Every switch of this feature that the release reads (1.x has USE_QNNPACK and
+    USE_PYTORCH_QNNPACK for the one `qnnpack` feature)."""
     torch = ctx.release.torch if ctx.release else "main"
-    candidates = [o for o in ctx.kb.options_for_feature(feature) if _in_range(o, torch)]
-    return candidates[0] if candidates else None
+    return [o for o in ctx.kb.options_for_feature(feature) if _in_range(o, torch)]
 
 
 def spell(ctx: Ctx, opt: BuildOption, on: bool, reason: str) -> EnvSetting:
@@ -60,8 +61,8 @@ def feature_env(ctx: Ctx, features: dict[str, Decision]) -> list[EnvSetting]:
             continue
         if name in PRESENCE_ONLY and not decision.value:
             continue  # setup.py tests bool(os.getenv(...)): any value, even 0, switches it on
-        opt = option_for(ctx, name)
-        if opt is None:
+        opts = options_for(ctx, name)
+        if not opts:
             if decision.origin == "user":
                 torch = ctx.release.torch if ctx.release else "?"
                 ctx.problem(
@@ -70,7 +71,8 @@ def feature_env(ctx: Ctx, features: dict[str, Decision]) -> list[EnvSetting]:
                     f"features.{name}",
                 )
             continue
-        settings.append(spell(ctx, opt, bool(decision.value), decision.reason))
+        spelled = [spell(ctx, opt, bool(decision.value), decision.reason) for opt in opts]
+        settings += list({e.name: e for e in spelled}.values())
     return settings
 
 

@@ -99,7 +99,35 @@ def _minor(text: str) -> Version:
     return Version(".".join(text.split(".")[:2]))
 
 
+def _debian_python(ctx: Ctx) -> Decision | None:
+    """Debian builds torch for its suite's python3, whatever upstream's range says."""
+    if ctx.spec.source != "debian" or ctx.release is None:
+        return None
+    try:
+        pkg = ctx.kb.debian_package("pytorch", ctx.release.torch)
+    except UnknownEntryError:
+        return None  # reported by resolve_source
+    if pkg.python is None:
+        return None
+    if ctx.spec.python is not None and _minor(ctx.spec.python) != _minor(pkg.python):
+        ctx.problem(
+            f"Debian {pkg.suite}'s pytorch {pkg.version} builds for its python3 {pkg.python}; "
+            f"you asked for Python {ctx.spec.python}",
+            f"drop --python (or use --python {pkg.python}), or use --source git",
+            "python",
+        )
+    return decide(
+        pkg.python,
+        "kb",
+        f"Debian {pkg.suite} builds pytorch {pkg.version} with its /usr/bin/python3 "
+        f"({pkg.python}) and the python3-* packages (numpy, yaml) only that interpreter sees",
+    )
+
+
 def resolve_python(ctx: Ctx) -> Decision:
+    debian = _debian_python(ctx)
+    if debian is not None:
+        return debian
     rel = ctx.release
     if ctx.spec.python is not None:
         wanted = ctx.spec.python
