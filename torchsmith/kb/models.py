@@ -77,6 +77,9 @@ class Release(Sourced):
     )
     split_cuda: bool = Field(False, description="BUILD_SPLIT_CUDA is understood")
     cxx11_abi_official: bool | None = Field(None, description="_GLIBCXX_USE_CXX11_ABI of wheels")
+    commit: str | None = Field(
+        None, pattern=r"^[0-9a-f]{40}$", description="commit of the tag, checked on git fetch"
+    )
 
 
 class CudaRelease(Sourced):
@@ -172,3 +175,6 @@ class DebianPackage(Sourced):
     upstream: str = Field(description="upstream release it packages, e.g. '1.13.1'")
     suite: str = Field(description="Debian suite carrying it: bookworm, trixie, ...")
     python: str | None = Field(None, description="the suite's python3 (minor) it builds with")
+    dsc_sha256: str | None = Field(
+        None, pattern=r"^[0-9a-f]{64}$", description="sha256 of the .dsc file, checked on fetch"
+    )

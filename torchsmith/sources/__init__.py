@@ -6,15 +6,18 @@ refer to extra sources go through :func:`expand_placeholders` with the tree's ``
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 from collections.abc import Mapping
 from pathlib import Path
 
+from torchsmith import kb
 from torchsmith.errors import SourceError
 from torchsmith.plan_model import SourcePlan
 from torchsmith.proc import LineCallback
 from torchsmith.sources.base import SourceTree
 from torchsmith.sources.extras import expand_placeholders
+from torchsmith.sources.identity import check_identity
 
 __all__ = ["SourceTree", "expand_placeholders", "fetch_source"]
 
@@ -48,4 +51,5 @@ def fetch_source(
     tree: SourceTree = provider(
         source_plan, cache_root, env, install_deps=install_deps, on_line=on_line
     )
-    return tree
+    note = check_identity(tree, kb.load())
+    return dataclasses.replace(tree, details={**tree.details, "identity_check": note})
