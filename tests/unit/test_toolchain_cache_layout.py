@@ -16,6 +16,7 @@ from torchsmith.toolchains.cuda.cache import (
     load_record,
     save_record,
 )
+from torchsmith.toolchains.cuda.debian_layout import MULTIARCH, prune_static
 from torchsmith.toolchains.cuda.layout import ensure_lib64, link_unversioned, missing_parts
 from torchsmith.toolchains.provision import provider_named, provision_toolkit, toolkit_build_env
 
@@ -112,3 +113,24 @@ def test_recorded_toolkit_records_still_parse() -> None:
     )
     assert (apt.provider, apt.version, len(apt.packages)) == ("apt", "11.8.89", 22)
     assert all(len(p.sha256) == 64 for p in apt.packages)
+
+
+def test_static_archives_pruned_but_runtime_kept(tmp_path: Path) -> None:
+    libdir = tmp_path / MULTIARCH
+    libdir.mkdir(parents=True)
+    for name in (
+        "libcublas_static.a",
+        "libcufft_static_nocallback.a",
+        "libcudart_static.a",
+        "libcudadevrt.a",
+        "libculibos.a",
+        "libcublas.so.11",
+    ):
+        (libdir / name).write_bytes(b"x" * 10)
+    assert prune_static(tmp_path) == 20
+    assert sorted(p.name for p in libdir.iterdir()) == [
+        "libcublas.so.11",
+        "libcudadevrt.a",
+        "libcudart_static.a",
+        "libculibos.a",
+    ]

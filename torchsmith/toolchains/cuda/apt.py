@@ -126,8 +126,14 @@ class AptProvider:
             "apt-get download + dpkg -x into torchsmith's cache (no root needed)",
         )
 
+    def __init__(self, static_libs: bool = False) -> None:
+        # The static CUDA libraries are 2.9 of 4.8 GB for 11.8; only a plan that links CUDA
+        # statically needs them (cached apart, as '<cuda>-static').
+        self.static_libs = static_libs
+
     def provide(self, cuda: str, host: HostFacts, ctx: ProvideContext) -> ToolkitRecord:
-        entry = cache.entry_dir(ctx.cache_root, self.name, cuda)
+        key = f"{cuda}-static" if self.static_libs else cuda
+        entry = cache.entry_dir(ctx.cache_root, self.name, key)
         found = cache.load_record(entry)
         if found is not None:
             return found
@@ -168,6 +174,8 @@ class AptProvider:
         prefix = staging / "debroot"
         for deb in debs:
             proc.run(["dpkg", "-x", deb, prefix], env=ctx.env, log_path=ctx.log_path)
+        if not self.static_libs:
+            debian_layout.prune_static(prefix)
         return prefix
 
     def _finish(
@@ -190,7 +198,8 @@ class AptProvider:
             version=full,
             root=str(root),
             nvcc=str(root / "bin" / "nvcc"),
-            origin=f"Debian {SUITES[cuda]} non-free ({MIRROR})",
+            origin=f"Debian {SUITES[cuda]} non-free ({MIRROR})"
+            + ("" if self.static_libs else "; static CUDA libraries left out"),
             packages=[deb_record(d, ctx) for d in debs],
         )
 

@@ -78,6 +78,21 @@ def _libs(prefix: Path, root: Path) -> None:
     ensure_lib64(root)
 
 
+# Static archives a dynamically linked build still uses (device runtime, cudart_static for
+# FindCUDA's default, the helper library of the static ones).
+KEEP_STATIC = frozenset({"libcudadevrt.a", "libcudart_static.a", "libculibos.a"})
+
+
+def prune_static(prefix: Path) -> int:
+    """Remove the big ``*_static*.a`` CUDA archives under ``prefix`` (not KEEP_STATIC); bytes."""
+    freed = 0
+    for lib in (prefix / MULTIARCH).glob("*_static*.a"):
+        if lib.name not in KEEP_STATIC and lib.is_file() and not lib.is_symlink():
+            freed += lib.stat().st_size
+            lib.unlink()
+    return freed
+
+
 def make_root(prefix: Path, root: Path) -> None:
     """Lay out ``root`` over the Debian files under ``prefix`` (a dpkg -x tree, or ``/``)."""
     _bin(prefix, root)
