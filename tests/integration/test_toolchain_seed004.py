@@ -7,8 +7,7 @@ its fat binary holds exactly sm_86 and sm_90 SASS and no PTX (the plan asked for
 
 Until the pipeline's ``toolchain`` step calls ``torchsmith.toolchains.provision`` itself, the
 provisioned root reaches the build through CUDA_HOME (the host probe then reports it and the
-plan picks provider ``system``). USE_ITT=0 works around a planner gap for Debian's DFSG tree
-(no third_party/ittapi: caffe2_update_option(USE_ITT OFF) fails at configure).
+plan picks provider ``system``).
 
 Cost on the 2-core dev machine: toolkit ~2.5 min the first time (1.4 GB download, 35 s of it),
 configure 36 s, c10 + c10_cuda + codegen + FillKernel.cu for two archs ~10 min cold.
@@ -79,7 +78,6 @@ def manifest(toolkit: ToolkitRecord, tmp_path_factory: pytest.TempPathFactory) -
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("CUDA_HOME", toolkit.root)
         mp.setenv("PATH", f"{Path(toolkit.root) / 'bin'}:{os.environ['PATH']}")
-        mp.setenv("USE_ITT", "0")
         assert main(args) == 0
     (found,) = dist.glob("*.manifest.json")
     data: dict[str, Any] = json.loads(found.read_text())
