@@ -140,6 +140,7 @@ class AptProvider:
         with cache.building(entry) as staging:
             debs = self.download(cuda, staging, ctx)
             prefix = self._unpack(debs, staging, ctx)
+            shutil.rmtree(staging / "apt", ignore_errors=True)
             record = self._finish(cuda, prefix, staging, entry, debs=debs, ctx=ctx)
             cache.save_record(staging, record)
             shutil.rmtree(staging / "debs")  # 1.4 GB for 11.8; the record keeps their sha256
@@ -160,13 +161,15 @@ class AptProvider:
             cwd=debs,
             log_path=ctx.log_path,
         )
-        shutil.rmtree(state / "lists", ignore_errors=True)
         return sorted(debs.glob("*.deb"))
 
     def _unpack(self, debs: list[Path], staging: Path, ctx: ProvideContext) -> Path:
         if ctx.is_root and ctx.install_deps:
+            # The system's own state, our sources: their dependencies come from the same suite.
+            state = staging / "apt"
+            opts = apt_options(state)[:3]  # SourceList, SourceParts, Lists
             proc.run(
-                ["apt-get", "install", "-y", "--no-install-recommends", *debs],
+                ["apt-get", *opts, "install", "-y", "--no-install-recommends", *debs],
                 env={**ctx.env, "DEBIAN_FRONTEND": "noninteractive"},
                 log_path=ctx.log_path,
             )
