@@ -8,8 +8,10 @@ from torchsmith.host.model import HostFacts, PythonInfo
 from torchsmith.toolchains.mathlibs import (
     MathInputs,
     describe,
+    pip_install_argv,
     plan_math_libraries,
     wheel_env,
+    wheels_to_install,
 )
 from torchsmith.toolchains.python import (
     Pin,
@@ -99,3 +101,13 @@ def test_wheel_env_points_cmake_at_the_wheels(tmp_path: Path) -> None:
     nccl = wheel_env(libs["nccl"], tmp_path)
     assert nccl["USE_SYSTEM_NCCL"] == "1"
     assert nccl["NCCL_LIB_DIR"] == str(tmp_path / "nvidia" / "nccl" / "lib")
+
+
+def test_wheels_go_into_the_build_env() -> None:
+    libs = plan_math_libraries(MathInputs(cuda="12.4", nccl_versions=["2.21.5"]))
+    wheels = wheels_to_install(libs)
+    assert wheels == ["mkl-static", "mkl-include", "nvidia-cudnn-cu12"]
+    argv = pip_install_argv("/b/venv/bin/python", wheels)
+    assert argv[:4] == ["/b/venv/bin/python", "-m", "pip", "install"]
+    assert argv[-3:] == wheels
+    assert wheels_to_install(plan_math_libraries(MathInputs(cuda=None, mkl=False))) == []

@@ -18,6 +18,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
+from torchsmith import proc
+
 LibName = Literal["blas", "magma", "cudnn", "nccl"]
 Origin = Literal["pypi", "system", "bundled", "off"]
 
@@ -189,3 +191,24 @@ def merged_env(libs: list[MathLib], site: Path, base: Mapping[str, str]) -> dict
     for lib in libs:
         env.update(wheel_env(lib, site))
     return env
+
+
+def wheels_to_install(libs: list[MathLib]) -> list[str]:
+    return [w for lib in libs if lib.origin == "pypi" for w in lib.wheels or (lib.choice,)]
+
+
+def pip_install_argv(python: str | Path, wheels: list[str]) -> list[str | Path]:
+    """Install into the *build env* (its python): mkl-static/mkl-include put their files in
+    ``<venv>/lib`` and ``<venv>/include``, which CMake searches because ``<venv>/bin`` is on the
+    build's PATH; the NVIDIA wheels land in site-packages/nvidia/ (see :func:`wheel_env`)."""
+    return [python, "-m", "pip", "install", "-q", "--disable-pip-version-check", *wheels]
+
+
+def install_math_wheels(
+    libs: list[MathLib], python: str | Path, env: Mapping[str, str], log_path: Path | None = None
+) -> list[str]:
+    """pip-install the plan's PyPI math libraries into the build env; returns what it asked for."""
+    wheels = wheels_to_install(libs)
+    if wheels:
+        proc.run(pip_install_argv(python, wheels), env=env, log_path=log_path)
+    return wheels
