@@ -48,6 +48,41 @@ def host_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return path
 
 
+ENV_KEYS = st.sampled_from(
+    ["TORCHSMITH_TORCH", "TORCHSMITH_GPUS", "TORCHSMITH_FEATURES_CUDNN", "TORCHSMITH_PYTHN",
+     "TORCHSMITH_ACCELERATOR", "TORCHSMITH_MAX_JOBS"]
+)  # fmt: skip
+SPEC_LINES = st.sampled_from(['torch = "1.13.1"', 'accelerator = "11.8"', 'gpus = ["8.6", "x"]',
+                              "[features]\ncudnn = true", "max_jobs = -3", "torhc = 1", "= broken",
+                              'python = "3.10"', "[linking]\nnccl = \"static\""])  # fmt: skip
+
+
+@settings(
+    max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    env=st.dictionaries(ENV_KEYS, st.one_of(VERSIONS, CUDAS, GPUS, TEXT), max_size=3),
+    lines=st.lists(SPEC_LINES, max_size=4),
+)
+def test_random_env_and_spec_files_never_crash(  # noqa: PLR0917
+    env: dict[str, str],
+    lines: list[str],
+    host_file: Path,
+    tmp_path_factory: pytest.TempPathFactory,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    spec = tmp_path_factory.mktemp("spec") / "spec.toml"
+    spec.write_text("\n".join(lines) + "\n")
+    with monkeypatch.context() as m:
+        for key, value in env.items():
+            m.setenv(key, value.replace("\x00", ""))
+        code = main(["plan", "--json", "--spec", str(spec), "--host-facts", str(host_file)])
+    captured = capsys.readouterr()
+    assert "Traceback" not in captured.err
+    assert code in {0, 3, 4, 6}, (env, lines, code, captured.err)
+
+
 @settings(
     max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )

@@ -32,8 +32,10 @@ def test_seed_plan_matches_snapshot(spec_file: Path) -> None:
     plan = _plan(spec_file)
     data = plan.model_dump(mode="json")
     snapshot = SNAPSHOTS / f"{spec_file.stem}.json"
-    if os.environ.get("TORCHSMITH_UPDATE_SNAPSHOTS") or not snapshot.exists():
+    if os.environ.get("TORCHSMITH_UPDATE_SNAPSHOTS"):
         snapshot.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n")
+    if not snapshot.exists():
+        pytest.fail(f"no snapshot {snapshot.name}: run with TORCHSMITH_UPDATE_SNAPSHOTS=1, review")
     assert data == json.loads(snapshot.read_text())
 
 

@@ -149,3 +149,41 @@ def test_partial_build_steps_end_with_a_manifest() -> None:
     p = plan(torch="1.13.1", targets=("c10",))
     assert [s.name for s in p.steps][-2:] == ["compile", "publish"]
     assert p.targets == ["c10"]
+
+
+def test_arch_suffixes_need_their_cuda_and_torch_support() -> None:
+    from torchsmith.kb import load
+
+    real = load()
+    kb = mini_kb()
+    kb = type(kb)(**{**kb.__dict__, "arch_suffixes": real.arch_suffixes})
+
+    def refused(**cli: Any) -> str:
+        with pytest.raises(PlanError) as info:
+            resolve(resolve_spec(cli=cli), kb, ci_host())
+        return info.value.render()
+
+    assert "sm_90a needs CUDA ≥ 12.0; you asked for CUDA 11.8" in refused(
+        torch="2.5.1", accelerator="11.8", gpus=("9.0a",)
+    )
+    assert "cannot express '9.0f'" in refused(torch="2.5.1", accelerator="12.4", gpus=("9.0f",))
+    p = resolve(
+        resolve_spec(cli={"torch": "2.5.1", "accelerator": "12.4", "gpus": ("9.0a", "8.6"),
+                          "ptx": "newest"}), kb, ci_host())  # fmt: skip
+    assert p.arch_list == "8.6+PTX;9.0a"  # PTX goes on the newest *plain* arch
+
+
+def test_nvcc_jobs_bound_max_jobs_of_cuda_builds() -> None:
+    p = plan(host=ci_host(cores=64, ram_gib=128.0), torch="2.5.1", accelerator="12.4")
+    assert p.max_jobs.value == 64 and p.max_jobs_cuda.value == 32
+    assert p.env_dict()["MAX_JOBS"] == "32"
+
+
+def test_pep440_build_version_and_none_for_main() -> None:
+    assert plan(torch="2.5.1", accelerator="12.4").env_dict()["PYTORCH_BUILD_VERSION"] == (
+        "2.5.1+cu124"
+    )
+    from torchsmith.errors import SpecError
+
+    with pytest.raises(SpecError, match="not a PEP 440 version"):
+        plan(build_version="[/x]")

@@ -24,6 +24,7 @@ from pydantic import BaseModel, ValidationError
 
 from torchsmith.errors import KnowledgeBaseError, UnknownEntryError
 from torchsmith.kb.models import (
+    ArchSuffix,
     BuildOption,
     CudaRelease,
     DebianPackage,
@@ -48,6 +49,7 @@ _TABLES: dict[str, type[BaseModel]] = {
     "option": BuildOption,
     "fix": Fix,
     "debian": DebianPackage,
+    "arch_suffix": ArchSuffix,
 }
 
 
@@ -73,6 +75,7 @@ class KnowledgeBase:
     options: tuple[BuildOption, ...]
     fixes: tuple[Fix, ...]
     debian_packages: tuple[DebianPackage, ...] = ()
+    arch_suffixes: tuple[ArchSuffix, ...] = ()
 
     # -- releases -------------------------------------------------------------------------
     def release(self, version: str) -> Release:
@@ -110,6 +113,9 @@ class KnowledgeBase:
             if entry.cuda == cuda and tv in SpecifierSet(entry.torch):
                 return entry
         return None
+
+    def arch_suffix(self, suffix: str) -> ArchSuffix | None:
+        return next((a for a in self.arch_suffixes if a.suffix == suffix), None)
 
     # -- GPUs -----------------------------------------------------------------------------
     def gpu(self, name: str) -> Gpu:
@@ -250,6 +256,7 @@ def load() -> KnowledgeBase:
         options=_parse("option", BuildOption),
         fixes=_parse("fix", Fix),
         debian_packages=_parse("debian", DebianPackage),
+        arch_suffixes=_parse("arch_suffix", ArchSuffix),
     )
     _check_specifiers(kb)
     return kb

@@ -178,3 +178,14 @@ class DebianPackage(Sourced):
     dsc_sha256: str | None = Field(
         None, pattern=r"^[0-9a-f]{64}$", description="sha256 of the .dsc file, checked on fetch"
     )
+
+
+class ArchSuffix(Sourced):
+    """An architecture suffix ('a': arch-specific, 'f': family-specific) of a compute
+    capability: the first CUDA that compiles it, and whether torch's arch-list parser accepts it."""
+
+    identity: ClassVar[frozenset[str]] = frozenset({"suffix"})
+    suffix: str = Field(pattern=r"^[a-z]$")
+    meaning: str
+    cuda_min: str = Field(pattern=r"^\d+\.\d+$")
+    torch_accepts: bool = Field(description="TORCH_CUDA_ARCH_LIST accepts e.g. '9.0<suffix>'")

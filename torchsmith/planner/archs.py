@@ -78,9 +78,43 @@ def _cudas_for(ctx: Ctx, cc: str) -> list[str]:
     return [c.version for c in ctx.kb.cuda_releases if cc in c.archs]
 
 
+def _suffix_ok(ctx: Ctx, entry: str, cuda: CudaRelease) -> bool:
+    """'9.0a' needs the CUDA that introduced arch-specific targets, and a torch that parses it."""
+    match = _CC.match(entry)
+    suffix = match.group(3) if match else ""
+    if not suffix:
+        return True
+    info = ctx.kb.arch_suffix(suffix)
+    cc = base_cc(entry)
+    if info is None or not info.torch_accepts:
+        ctx.problem(
+            f"TORCH_CUDA_ARCH_LIST cannot express {entry!r}: torch's arch parser accepts only "
+            "plain compute capabilities and the 'a' suffix",
+            f"use {cc} (or {cc}a for arch-specific features)",
+            "gpus",
+        )
+        return False
+    if Version(cuda.version) < Version(info.cuda_min):
+        ctx.problem(
+            f"sm_{cc.replace('.', '')}{suffix} needs CUDA ≥ {info.cuda_min}; "
+            f"you asked for CUDA {cuda.version}",
+            f"use {cc} or --cuda {info.cuda_min}",
+            "gpus",
+        )
+        return False
+    return True
+
+
+def _is_plain(entry: str) -> bool:
+    match = _CC.match(entry)
+    return bool(match) and not match.group(3)  # type: ignore[union-attr]
+
+
 def _check_buildable(ctx: Ctx, entries: list[str], cuda: CudaRelease) -> list[str]:
     ok = []
     for entry in entries:
+        if not _suffix_ok(ctx, entry.removesuffix("+PTX"), cuda):
+            continue
         cc = base_cc(entry)
         if cc in cuda.archs:
             ok.append(entry)
@@ -88,7 +122,9 @@ def _check_buildable(ctx: Ctx, entries: list[str], cuda: CudaRelease) -> list[st
         able = sorted(_cudas_for(ctx, cc), key=Version)
         if not able:
             ctx.problem(
-                f"compute capability {cc} is not one any known CUDA can compile", "", "gpus"
+                f"compute capability {cc} is not one any known CUDA can compile",
+                "check the number (`torchsmith kb gpu NAME` gives a GPU's capability)",
+                "gpus",
             )
             continue
         newer = Version(able[0]) > Version(cuda.version)
@@ -104,8 +140,11 @@ def _check_buildable(ctx: Ctx, entries: list[str], cuda: CudaRelease) -> list[st
 def _apply_ptx(entries: list[str], policy: str) -> list[str]:
     if policy == "none":
         return [e.removesuffix("+PTX") for e in entries]
-    if policy == "newest" and entries and not entries[-1].endswith("+PTX"):
-        return [*entries[:-1], entries[-1] + "+PTX"]
+    plain = [i for i, e in enumerate(entries) if _is_plain(e)]
+    if policy == "newest" and plain and not entries[plain[-1]].endswith("+PTX"):
+        # PTX of an 'a' target is not forward compatible: it goes on the newest plain arch.
+        i = plain[-1]
+        return [*entries[:i], entries[i] + "+PTX", *entries[i + 1 :]]
     return entries
 
 

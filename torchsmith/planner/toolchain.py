@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
 from torchsmith.errors import UnknownEntryError
 from torchsmith.host.model import Compiler
-from torchsmith.kb.models import CudaRelease
+from torchsmith.kb.models import CudaRelease, Fix
 from torchsmith.plan_model import Decision
 from torchsmith.planner.context import Ctx, decide
 
@@ -18,6 +19,7 @@ PYPI_FULL_TOOLKIT = SpecifierSet(">=13.0")
 # Distribution packages: Debian non-free nvidia-cuda-toolkit.
 APT_TOOLKITS = {"11.8": "Debian bookworm non-free", "12.4": "Debian trixie non-free"}
 _COMPILER_RE = re.compile(r"^(gcc|clang)-?(\d+)$")
+Refusal = Callable[[int], Fix | None]
 
 
 def resolve_cuda(ctx: Ctx) -> tuple[Decision, CudaRelease | None]:
@@ -42,7 +44,8 @@ def resolve_cuda(ctx: Ctx) -> tuple[Decision, CudaRelease | None]:
     if rel and rel.cuda and cuda not in rel.cuda:
         ctx.warnings.append(
             f"CUDA {cuda} is not among torch {rel.torch}'s official CUDA versions "
-            f"({', '.join(rel.cuda)}): the known fixes for this combination are applied"
+            f"({', '.join(rel.cuda)}): an untested combination; the known fixes for it, if any, "
+            "are listed in the plan"
         )
     return ctx.user("accelerator", cuda), info
 
@@ -105,24 +108,38 @@ def _check_compiler(ctx: Ctx, family: str, major: int, cuda: CudaRelease | None)
         )
 
 
-def _fits(ctx: Ctx, comp: Compiler, cuda: CudaRelease | None) -> bool:
+def _fits(ctx: Ctx, comp: Compiler, cuda: CudaRelease | None, refused: Refusal) -> bool:
     if comp.family != "gcc" or comp.cxx is None:
         return False
     limit = cuda.gcc_max if cuda else 1000
-    return _gcc_min(ctx) <= comp.major <= limit
+    return _gcc_min(ctx) <= comp.major <= limit and refused(comp.major) is None
 
 
-def resolve_compiler(ctx: Ctx, cuda: CudaRelease | None) -> Decision:
+def _fallback_major(ctx: Ctx, cuda: CudaRelease | None, refused: Refusal) -> int:
+    """The newest gcc major that CUDA, the release and the known fixes all accept."""
+    major = cuda.gcc_max if cuda else max((c.major for c in ctx.host.compilers), default=12)
+    while major > max(_gcc_min(ctx), 4) and refused(major) is not None:
+        major -= 1
+    return major
+
+
+def resolve_compiler(ctx: Ctx, cuda: CudaRelease | None, refused: Refusal) -> Decision:
     wanted = _wanted_compiler(ctx)
     if wanted is not None:
         _check_compiler(ctx, *wanted, cuda)
         return ctx.user("compiler", f"{wanted[0]}-{wanted[1]}")
-    fitting = sorted((c for c in ctx.host.compilers if _fits(ctx, c, cuda)), key=lambda c: c.major)
+    fits = sorted(
+        (c for c in ctx.host.compilers if _fits(ctx, c, cuda, refused)), key=lambda c: c.major
+    )
     bound = f"CUDA {cuda.version} accepts gcc ≤ {cuda.gcc_max}" if cuda else "no CUDA limit"
-    if fitting:
-        best = fitting[-1]
+    skipped = sorted({c.major for c in ctx.host.compilers if refused(c.major) is not None})
+    if skipped:
+        fix = refused(skipped[0])
+        bound += f"; gcc {', '.join(map(str, skipped))} skipped: {fix.title if fix else ''}"
+    if fits:
+        best = fits[-1]
         return decide(best.label, "host", f"newest gcc here that fits ({bound}): {best.cc}")
-    major = cuda.gcc_max if cuda else max((c.major for c in ctx.host.compilers), default=12)
+    major = _fallback_major(ctx, cuda, refused)
     ctx.warnings.append(
         f"gcc-{major} is needed ({bound}) but not installed: "
         f"apt-get install gcc-{major} g++-{major} (or build with --install-deps)"

@@ -28,7 +28,7 @@ def resolve_torch(ctx: Ctx) -> Decision:
             f"commit {wanted}: planned with the facts of `main`; a commit from an older branch "
             "may need an older release's settings (give --torch X.Y.Z for those)"
         )
-        return ctx.user("torch", wanted.lower(), "a commit; planned with main's facts")
+        return ctx.user("torch", wanted.lower(), f"commit {wanted} (planned as main)")
     try:
         ctx.release = ctx.kb.release(wanted)
     except UnknownEntryError as exc:
@@ -48,7 +48,7 @@ def _companion_version(rel: Release, name: str) -> str | None:
     return value
 
 
-def _companion_tag(name: str, version: str) -> str:
+def _companion_tag(version: str) -> str:
     return f"v{version}"
 
 
@@ -91,7 +91,7 @@ def _one_companion(ctx: Ctx, rel: Release, name: str, pin: str) -> CompanionPlan
         return None
     reason = f"matching release of torch {rel.torch} ({source})"
     return CompanionPlan(
-        name=name, version=version, tag=_companion_tag(name, version), reason=reason
+        name=name, version=version, tag=_companion_tag(version), reason=reason
     )
 
 

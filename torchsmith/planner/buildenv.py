@@ -1,0 +1,126 @@
+"""The build's environment variables, assembled from the plan's decisions in a fixed order;
+later entries (fixes) override earlier ones of the same name."""
+
+from __future__ import annotations
+
+from torchsmith.plan_model import Decision, EnvSetting, PlannedFix
+from torchsmith.planner.context import Ctx
+from torchsmith.planner.environment import by_option, feature_env
+
+CACHE_LAUNCHER_VARS = (
+    "CMAKE_C_COMPILER_LAUNCHER",
+    "CMAKE_CXX_COMPILER_LAUNCHER",
+    "CMAKE_CUDA_COMPILER_LAUNCHER",
+)
+
+
+def _build_version(ctx: Ctx, torch: str, cuda: str | None) -> list[EnvSetting]:
+    if ctx.spec.build_version:
+        value, why = ctx.spec.build_version, "asked"
+    elif ctx.release is None or ctx.release.torch == "main":
+        return []  # main/commits: version.txt + git sha give a valid PEP 440 version
+    else:
+        local = f"cu{cuda.replace('.', '')}" if cuda else "cpu"
+        value, why = f"{torch}+{local}", "named like the official wheels (else X.Y.0a0)"
+    return [
+        EnvSetting(name="PYTORCH_BUILD_VERSION", value=value, reason=why),
+        EnvSetting(name="PYTORCH_BUILD_NUMBER", value="1", reason="first build of this version"),
+    ]
+
+
+def _cache_env(ctx: Ctx) -> list[EnvSetting]:
+    if ctx.spec.cache == "none":
+        return [by_option(ctx, "USE_CCACHE", False, "no compiler cache asked")]
+    why = (
+        f"{ctx.spec.cache} as compiler launcher (CMake ≥ 3.17 reads CMAKE_<LANG>_COMPILER_LAUNCHER "
+        "from the environment, whatever the release's setup.py forwards)"
+    )
+    env = [EnvSetting(name=v, value=ctx.spec.cache, reason=why) for v in CACHE_LAUNCHER_VARS]
+    pinned = "pinned off: torchsmith sets the launcher itself (notes §1.6: an unpinned USE_CCACHE "
+    env.append(by_option(ctx, "USE_CCACHE", False, pinned + "flips and rebuilds everything)"))
+    return env
+
+
+def _linking_env(
+    ctx: Ctx, linking: dict[str, Decision], features: dict[str, Decision]
+) -> list[EnvSetting]:
+    env = []
+    for lib, option in (("cudnn", "USE_STATIC_CUDNN"), ("nccl", "USE_STATIC_NCCL")):
+        if linking[lib].value == "static":
+            env.append(by_option(ctx, option, True, linking[lib].reason))
+    if linking["cuda"].value == "static":
+        # setup.py forwards USE_CUDA_STATIC_LINK; CMake reads ATEN_STATIC_CUDA from the env.
+        env.append(by_option(ctx, "USE_CUDA_STATIC_LINK", True, linking["cuda"].reason))
+        env.append(by_option(ctx, "ATEN_STATIC_CUDA", True, linking["cuda"].reason))
+    if linking["nccl"].value == "dynamic" and features["system_nccl"].value:
+        env.append(by_option(ctx, "USE_SYSTEM_NCCL", True, "link the system's NCCL dynamically"))
+    return env
+
+
+def _cuda_env(ctx: Ctx, cuda: str | None, arch_list: str) -> list[EnvSetting]:
+    no_rocm = by_option(ctx, "USE_ROCM", False, "torchsmith plans CUDA or CPU builds, not ROCm")
+    if cuda is None:
+        return [by_option(ctx, "USE_CUDA", False, "CPU build"), no_rocm]
+    env = [
+        by_option(ctx, "USE_CUDA", True, f"CUDA {cuda} build"),
+        no_rocm,
+        EnvSetting(name="TORCH_CUDA_ARCH_LIST", value=arch_list, reason="GPU targets of the plan"),
+    ]
+    if ctx.spec.preset == "official":
+        env.append(
+            EnvSetting(
+                name="TORCH_NVCC_FLAGS",
+                value="-Xfatbin -compress-all",
+                reason="official binaries compress fat binaries (pytorch/builder)",
+            )
+        )
+    return env
+
+
+def _jobs_env(cxx: Decision, nvcc: Decision) -> EnvSetting:
+    if nvcc.value and nvcc.value < cxx.value:
+        return EnvSetting(
+            name="MAX_JOBS",
+            value=str(nvcc.value),
+            reason=f"CUDA build: nvcc jobs bound the parallelism ({nvcc.reason})",
+        )
+    return EnvSetting(name="MAX_JOBS", value=str(cxx.value), reason=cxx.reason)
+
+
+def _dedupe(env: list[EnvSetting]) -> list[EnvSetting]:
+    last = {e.name: e for e in env}
+    seen: set[str] = set()
+    result = []
+    for e in env:
+        if e.name not in seen:
+            seen.add(e.name)
+            result.append(last[e.name])
+    return result
+
+
+def plan_env(
+    ctx: Ctx,
+    *,
+    torch: str,
+    cuda: str | None,
+    arch_list: str,
+    features: dict[str, Decision],
+    linking: dict[str, Decision],
+    jobs: tuple[Decision, Decision],
+    fixes: list[PlannedFix],
+) -> list[EnvSetting]:
+    env = [
+        *_cuda_env(ctx, cuda, arch_list),
+        *feature_env(ctx, features),
+        *_linking_env(ctx, linking, features),
+        *_cache_env(ctx),
+        _jobs_env(*jobs),
+        *_build_version(ctx, torch, cuda),
+    ]
+    if ctx.spec.cxx11_abi is not None:
+        abi = str(int(ctx.spec.cxx11_abi))
+        env.append(EnvSetting(name="_GLIBCXX_USE_CXX11_ABI", value=abi, reason="asked"))
+    env += [
+        EnvSetting(name=k, value=v, reason=f"fix {f.id}") for f in fixes for k, v in f.env.items()
+    ]
+    return _dedupe(env)
