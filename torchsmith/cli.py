@@ -63,6 +63,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except Exception as exc:  # a bug: say so plainly, never a bare traceback unless asked
         if debug:
             raise
-        err.print(f"[bold red]torchsmith: internal error:[/] {type(exc).__name__}: {exc}")
+        err.print("[bold red]torchsmith: internal error:[/]", end=" ")
+        err.print(f"{type(exc).__name__}: {exc}", markup=False)
         err.print("this is a bug in torchsmith; rerun with --debug and report the traceback")
         return 70

@@ -23,7 +23,7 @@ from torchsmith.errors import HostError, ToolError
 LineCallback = Callable[[str], None]
 
 _ERROR_LINE = re.compile(
-    r"(\berror\b|\bError\b|fatal error|undefined reference|No such file|CMake Error|"
+    r"((?<![-=])\b[Ee]rror\b|fatal error|undefined reference|No such file|CMake Error|"
     r"cannot find|Killed signal|Traceback)",
 )
 _NOISE = re.compile(r"ninja: build stopped|subcommand failed|CalledProcessError|make: \*\*\*")
@@ -47,8 +47,8 @@ def relevant_lines(lines: Sequence[str], limit: int = 12) -> list[str]:
     ]
     if not hits:
         return [line for line in lines if not _NOISE.search(line)][-limit:]
-    first = hits[0]
-    return list(lines[max(0, first - 2) : first + limit - 2])
+    start = max(0, hits[0] - 2)
+    return list(lines[start : start + limit])
 
 
 def _open_log(log_path: Path | None, argv: Sequence[str], cwd: Path | None) -> TextIO | None:

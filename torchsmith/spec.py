@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 from typing import Literal
 
+from packaging.version import InvalidVersion, Version
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 Linkage = Literal["dynamic", "static", "pip-deps"]
@@ -159,6 +160,17 @@ class BuildSpec(_Strict):
         if not _PYTHON_RE.match(text):
             raise ValueError(f"{value!r} is not a Python version like '3.11'")
         return text
+
+    @field_validator("build_version")
+    @classmethod
+    def _build_version(cls, value: str | None) -> str | None:
+        if value is None:
+            return None
+        try:
+            Version(value)
+        except InvalidVersion:
+            raise ValueError(f"{value!r} is not a PEP 440 version (e.g. 2.5.1+cu124)") from None
+        return value
 
     @field_validator("source")
     @classmethod

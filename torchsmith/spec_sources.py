@@ -28,7 +28,15 @@ else:  # pragma: no cover
 Origin = Literal["default", "file", "env", "cli"]
 ENV_PREFIX = "TORCHSMITH_"
 # Variables with this prefix that configure torchsmith itself rather than the build.
-ENV_NOT_SPEC = frozenset({"TORCHSMITH_DEBUG", "TORCHSMITH_HOME", "TORCHSMITH_CACHE_ROOT"})
+ENV_NOT_SPEC = frozenset(
+    {
+        "TORCHSMITH_DEBUG",
+        "TORCHSMITH_HOME",
+        "TORCHSMITH_CACHE_ROOT",
+        "TORCHSMITH_TEST_CACHE",
+        "TORCHSMITH_UPDATE_SNAPSHOTS",
+    }
+)
 _TRUE = {"1", "true", "yes", "on"}
 _FALSE = {"0", "false", "no", "off"}
 

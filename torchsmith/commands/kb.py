@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from rich.markup import escape
 from rich.table import Table
 
 from torchsmith import kb as kbmod
@@ -75,7 +76,7 @@ def _table(title: str, data: dict[str, Any]) -> Table:
     table.add_column("key", style="bold")
     table.add_column("value")
     for key, value in data.items():
-        table.add_row(key, _cell(key, value))
+        table.add_row(key, escape(_cell(key, value)))
     return table
 
 
@@ -113,7 +114,8 @@ def _releases(args: argparse.Namespace) -> int:
     for r in rows:
         py = f"{r['python']['min']}–{r['python']['max']}"
         comp = [r[c] or "—" for c in ("torchvision", "torchaudio", "torchtext")]
-        table.add_row(r["torch"], *comp, py, " ".join(r["cuda"]) or "cpu only")
+        cuda = " ".join(r["cuda"]) or "cpu only"
+        table.add_row(*(escape(str(c)) for c in (r["torch"], *comp, py, cuda)))
     out.print(table)
     return 0
 

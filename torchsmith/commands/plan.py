@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
+from rich.markup import escape
 from rich.table import Table
 
 from torchsmith import kb as kbmod
@@ -55,27 +56,29 @@ def _decisions_table(plan: BuildPlan) -> Table:
     rows += [(f"link {k}", d) for k, d in plan.linking.items() if d.value is not None]
     for name, d in rows:
         value = ";".join(d.value) if isinstance(d.value, list) else d.value
-        table.add_row(name, "—" if value is None else str(value), d.origin, d.reason)
+        shown = "—" if value is None else str(value)
+        table.add_row(escape(name), escape(shown), d.origin, escape(d.reason))
     return table
 
 
 def _print_plan(plan: BuildPlan) -> None:
-    out.print(f"[bold]source[/]: {plan.source.kind} {plan.source.location} {plan.source.ref}")
+    src = plan.source
+    out.print(f"[bold]source[/]: {escape(f'{src.kind} {src.location} {src.ref}')}")
     for comp in plan.companions:
-        out.print(f"[bold]{comp.name}[/] {comp.version} ({comp.reason})")
+        out.print(f"[bold]{comp.name}[/] {escape(f'{comp.version} ({comp.reason})')}")
     out.print(_decisions_table(plan))
     env = Table(title="environment")
     for col in ("variable", "value", "why"):
         env.add_column(col)
     for setting in plan.env:
-        env.add_row(setting.name, setting.value, setting.reason)
+        env.add_row(escape(setting.name), escape(setting.value), escape(setting.reason))
     out.print(env)
     for fix in plan.fixes:
-        out.print(f"[bold]fix {fix.id}[/] ({fix.action}): {fix.title}\n  {fix.explanation}")
-        out.print(f"  source: {fix.source}")
+        out.print(f"[bold]fix {fix.id}[/] ({fix.action}): {escape(fix.title)}")
+        out.print(f"  {fix.explanation}\n  source: {fix.source}", markup=False)
     out.print("[bold]steps[/]: " + " → ".join(s.name for s in plan.steps))
     for warning in plan.warnings:
-        out.print(f"[yellow]warning:[/] {warning}")
+        out.print(f"[yellow]warning:[/] {escape(warning)}")
 
 
 def _handle(args: argparse.Namespace) -> int:
