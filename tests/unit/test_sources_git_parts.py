@@ -24,7 +24,9 @@ def test_mirror_config_is_a_per_command_instead_of(mirror: str) -> None:
 def test_rewrite_url_says_where_a_github_url_goes() -> None:
     url = "https://github.com/pytorch/pytorch.git"
     assert rewrite_url(url, "file:///srv/m") == "file:///srv/m/pytorch/pytorch.git"
-    assert rewrite_url("https://gitlab.com/x/y.git", "file:///srv/m") == "https://gitlab.com/x/y.git"
+    assert (
+        rewrite_url("https://gitlab.com/x/y.git", "file:///srv/m") == "https://gitlab.com/x/y.git"
+    )
     assert rewrite_url(url, None) == url
 
 

@@ -52,9 +52,7 @@ def test_env_lists_are_comma_separated() -> None:
 def test_unknown_keys_everywhere_reported_at_once_with_suggestions(tmp_path: Path) -> None:
     spec = _toml(tmp_path, 'torhc = "1.0.0"\n[features]\ncudn = true\n')
     with pytest.raises(SpecError) as info:
-        resolve_spec(
-            file=spec, env={"TORCHSMITH_PYTHN": "3.9"}, cli={"accelerator": "nonsense"}
-        )
+        resolve_spec(file=spec, env={"TORCHSMITH_PYTHN": "3.9"}, cli={"accelerator": "nonsense"})
     text = info.value.render()
     assert len(info.value.problems) == 4
     assert "did you mean 'torch'?" in text
