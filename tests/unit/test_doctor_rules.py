@@ -5,6 +5,7 @@ rule that must rank first (see the README there)."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -128,6 +129,8 @@ def test_context_fit() -> None:
         ({"source": "a forum somewhere"}, "source"),
         ({"when": {"cuda": "eleven"}}, "version range"),
         ({"when": {"driver": ">=1"}}, "unknown component"),
+        ({"patterns": ["(?i)segfault"]}, "no plain text"),
+        ({"patterns": ["Segmentation fault|core dumped"]}, "no plain text"),
     ],
 )
 def test_bad_rules_are_refused(change: dict[str, object], message: str) -> None:
@@ -141,6 +144,15 @@ def test_bad_rule_file_names_file_and_rule() -> None:
         _parse_file("bad.toml", text)
     with pytest.raises(KnowledgeBaseError, match="not valid TOML"):
         _parse_file("bad.toml", "[[rule]\n")
+
+
+def test_rule_file_with_a_pattern_without_literal_text_names_the_rule() -> None:
+    row = rule_by_id("cmake-too-old").model_dump()
+    lines = [f"{k} = {json.dumps(v)}" for k, v in row.items() if k != "patterns" and v]
+    text = "[[rule]]\n" + "\n".join(lines) + '\npatterns = ["(?i)segfault"]\n'
+    with pytest.raises(KnowledgeBaseError, match=r"bad\.toml: bad rule 'cmake-too-old'") as err:
+        _parse_file("bad.toml", text)
+    assert "no plain text" in err.value.message and "literal" in err.value.hint
 
 
 NINJA = (FIXTURES / "ninja-build.txt").read_text(encoding="utf-8").splitlines()

@@ -6,6 +6,7 @@ and excerpts of public reports (the rule fixtures) as failures."""
 from __future__ import annotations
 
 import gzip
+import threading
 from pathlib import Path
 
 import pytest
@@ -13,7 +14,7 @@ import pytest
 from torchsmith.doctor import diagnose, warnings_that_changed_result
 from torchsmith.doctor.classify import classify
 from torchsmith.doctor.ruledb import Rule, rule_by_id
-from torchsmith.doctor.stream import Scanner, chunks_of_file, chunks_of_lines
+from torchsmith.doctor.stream import Scanner, _line_starts, chunks_of_file, chunks_of_lines
 from torchsmith.errors import UsageError
 
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "doctor"
@@ -209,3 +210,16 @@ def test_compiler_command_lines_are_neither_errors_nor_matched() -> None:
 def test_a_missing_log_is_a_clear_error(tmp_path: Path) -> None:
     with pytest.raises(UsageError, match="no log file"):
         diagnose(tmp_path / "nope.log")
+
+
+def test_an_empty_trigger_is_skipped_not_looped_on() -> None:
+    # bytes.find(b"", n) == n: before the fix this never returned; run it in a daemon thread so
+    # a regression fails the test instead of hanging the run.
+    result: list[list[int]] = []
+    chunk = b"ok\nfatal error: x\nok\n"
+    worker = threading.Thread(
+        target=lambda: result.append(_line_starts(chunk, (b"", b"error"))), daemon=True
+    )
+    worker.start()
+    worker.join(timeout=5)
+    assert not worker.is_alive() and result == [[3]]

@@ -65,6 +65,12 @@ class Rule(BaseModel):
                 re.compile(pattern)
             except re.error as exc:
                 raise ValueError(f"pattern {pattern!r} does not compile: {exc}") from exc
+            if not needle(pattern):
+                raise ValueError(
+                    f"pattern {pattern!r} has no plain text outside groups, classes and "
+                    "alternation (inline flags such as (?i) count as none): the log scanner "
+                    "needs a literal string every match contains"
+                )
         return value
 
     @field_validator("when")
@@ -204,7 +210,8 @@ def _parse_file(name: str, text: str) -> list[Rule]:
         except ValidationError as exc:
             raise KnowledgeBaseError(
                 f"doctor/rules/{name}: bad rule {row.get('id')!r}:\n{exc}",
-                "fix the rule file; every rule needs patterns that compile and a public source",
+                "fix the rule file; every rule needs patterns that compile, hold some literal "
+                "text, and a public source",
             ) from exc
     return rules
 

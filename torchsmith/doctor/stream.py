@@ -127,6 +127,8 @@ def chunks_of(source: str | os.PathLike[str] | Iterable[str]) -> Iterator[bytes]
 def _line_starts(chunk: bytes, triggers: tuple[bytes, ...]) -> list[int]:
     starts: set[int] = set()
     for trigger in triggers:
+        if not trigger:  # find(b"", n) == n: an empty trigger would never end the loop
+            continue
         i = chunk.find(trigger)
         while i != -1:
             starts.add(chunk.rfind(b"\n", 0, i) + 1)
