@@ -77,6 +77,8 @@ def mini_kb() -> KnowledgeBase:
 def ci_host(**kw: object) -> HostFacts:
     """Like this project's CI machine: 2 cores, 24 GiB, gcc 12, Python 3.11, no GPU."""
     base: dict[str, object] = {
+        "os_id": "debian",
+        "os_version": "12",
         "cores": 2,
         "ram_gib": 23.4,
         "disk_free_gib": 80.0,

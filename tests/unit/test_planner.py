@@ -187,3 +187,12 @@ def test_pep440_build_version_and_none_for_main() -> None:
 
     with pytest.raises(SpecError, match="not a PEP 440 version"):
         plan(build_version="[/x]")
+
+
+def test_cuda_no_provider_can_supply_is_refused_naming_the_ways_out() -> None:
+    text = problems(torch="1.13.1", accelerator="11.7", gpus=("8.6",))
+    assert "no provider can supply a CUDA 11.7 compiler here" in text
+    assert "--backend docker" in text and "conda install" in text
+    assert "cuda-toolkit-11-7" in text  # NVIDIA's apt/dnf repository
+    p = plan(torch="1.13.1", accelerator="11.7", gpus=("8.6",), backend="docker")
+    assert p.toolkit.value == "container"

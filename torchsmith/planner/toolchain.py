@@ -5,19 +5,15 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
-from torchsmith.errors import UnknownEntryError
+from torchsmith.errors import PlanError, UnknownEntryError
 from torchsmith.host.model import Compiler
 from torchsmith.kb.models import CudaRelease, Fix
 from torchsmith.plan_model import Decision
 from torchsmith.planner.context import Ctx, decide
+from torchsmith.toolchains.cuda.select import select_toolkit
 
-# CUDA versions whose toolkit (nvcc included) comes as PyPI wheels under nvidia/cu13/.
-PYPI_FULL_TOOLKIT = SpecifierSet(">=13.0")
-# Distribution packages: Debian non-free nvidia-cuda-toolkit.
-APT_TOOLKITS = {"11.8": "Debian bookworm non-free", "12.4": "Debian trixie non-free"}
 _COMPILER_RE = re.compile(r"^(gcc|clang)-?(\d+)$")
 Refusal = Callable[[int], Fix | None]
 
@@ -51,23 +47,24 @@ def resolve_cuda(ctx: Ctx) -> tuple[Decision, CudaRelease | None]:
 
 
 def resolve_toolkit(ctx: Ctx, cuda: str | None) -> Decision:
+    """Which provider supplies nvcc: torchsmith.toolchains.cuda decides, from the host's facts."""
     if cuda is None:
         return decide(None, "default", "CPU build: no CUDA toolkit")
-    if ctx.spec.toolkit != "auto":
-        return ctx.user("toolkit", ctx.spec.toolkit)
-    for tk in ctx.host.cuda_toolkits:
-        if tk.version == cuda:
-            return decide("system", "host", f"CUDA {cuda} found at {tk.root} ({tk.origin})")
-    if Version(cuda) in PYPI_FULL_TOOLKIT:
-        return decide("pypi", "kb", f"CUDA {cuda}: complete toolkit from NVIDIA's PyPI wheels")
-    if cuda in APT_TOOLKITS:
-        return decide("apt", "kb", f"CUDA {cuda}: nvidia-cuda-toolkit from {APT_TOOLKITS[cuda]}")
-    ctx.warnings.append(
-        f"no local or PyPI/apt provider has nvcc for CUDA {cuda} (PyPI's -cu11/-cu12 wheels have "
-        "only ptxas and libraries): use --backend docker with an nvidia/cuda image, NVIDIA's "
-        "apt/dnf repository, or conda's cuda-nvcc"
-    )
-    return decide("container", "kb", f"CUDA {cuda}: only a CUDA container image provides nvcc")
+    if ctx.spec.backend != "local" or ctx.spec.toolkit == "container":
+        return decide(
+            "container",
+            "user" if ctx.asked("toolkit") or ctx.asked("backend") else "default",
+            f"the {ctx.spec.backend} backend's NVIDIA CUDA {cuda} devel image provides nvcc",
+        )
+    wanted = None if ctx.spec.toolkit == "auto" else ctx.spec.toolkit
+    try:
+        provider, reason = select_toolkit(cuda, ctx.host, wanted=wanted)
+    except PlanError as exc:
+        ctx.problems.extend(exc.problems)
+        return decide(None, "kb", "no provider")
+    if wanted is not None:
+        return ctx.user("toolkit", provider.name, reason)
+    return decide(provider.name, "host" if provider.name == "system" else "kb", reason)
 
 
 def _wanted_compiler(ctx: Ctx) -> tuple[str, int] | None:
