@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
@@ -209,3 +210,45 @@ def test_recorded_h100_facts() -> None:
     assert check_driver(facts.model_copy(update={"host": old_driver}))[0].id == "driver-too-old"
     crowded = facts.model_copy(update={"max_jobs": 128})
     assert check_ram_per_job(crowded)[0].fix == "MAX_JOBS=62"
+
+
+KB_TWO = dataclasses.replace(
+    KB,
+    cuda_releases=(
+        *KB.cuda_releases,
+        CudaRelease(
+            version="11.8",
+            gcc_max=11,
+            archs=["8.0"],
+            sources={"*": "https://docs.nvidia.com/cuda/archive/11.8.0/"},
+        ),
+    ),
+)
+H100 = GpuInfo(index=0, name="NVIDIA H100", compute_capability="9.0")
+
+
+def test_host_compiler_and_archs_check_the_target_cuda_not_the_first_toolkit() -> None:
+    host = _facts(cuda_toolkits=[CUDA124], compilers=[GCC12], gpus=[H100]).host
+    facts = EnvFacts(host=host, target_cuda="11.8")
+    [gcc] = check_host_compiler(facts, KB_TWO)
+    assert gcc.id == "nvcc-host-gcc-too-new" and "CUDA 11.8 accepts GCC up to 11" in gcc.what
+    assert "no nvcc of it here" in gcc.evidence[0]
+    [arch] = check_gpu_archs(facts, KB_TWO)
+    assert arch.id == "gpu-arch-not-in-toolkit" and arch.what.startswith("CUDA 11.8 ")
+    on_124 = EnvFacts(host=host, target_cuda="12.4")
+    assert check_host_compiler(on_124, KB_TWO) == [] and check_gpu_archs(on_124, KB_TWO) == []
+
+
+def test_unknown_cuda_is_worded_per_check_and_said_once() -> None:
+    facts = EnvFacts(
+        host=_facts(cuda_toolkits=[CUDA124], compilers=[GCC14], gpus=[H100]).host,
+        target_cuda="9.9",
+    )
+    [arch] = check_gpu_archs(facts, KB)
+    assert "GPU architectures" in arch.what and "host compiler" not in arch.what
+    assert "9.9" in arch.what and "nvcc --list-gpu-arch" in arch.fix
+    [gcc] = check_host_compiler(facts, KB)
+    assert "host compiler" in gcc.what and "GPU" not in gcc.what
+    unknown = [p for p in check_all(facts, KB) if p.id == "cuda-not-in-kb"]
+    assert len(unknown) == 1
+    assert "the host compiler or the GPU architectures against CUDA 9.9" in unknown[0].what

@@ -16,8 +16,9 @@ from packaging.version import InvalidVersion, Version
 from pydantic import BaseModel, ConfigDict, Field
 
 from torchsmith.errors import TorchsmithError
-from torchsmith.host.model import HostFacts
+from torchsmith.host.model import CudaToolkit, HostFacts
 from torchsmith.kb import KnowledgeBase
+from torchsmith.kb.models import CudaRelease
 
 NOTES = "torchsmith/notes@2026-11-22:debian-source-builds.md"
 CUDA_COMPAT = "https://docs.nvidia.com/deploy/cuda-compatibility/"
@@ -127,17 +128,42 @@ def check_driver(facts: EnvFacts) -> list[EnvProblem]:
 
 
 # -- nvcc and the host compiler ----------------------------------------------------------------
+UNKNOWN_CUDA = "cuda-not-in-kb"
+_UNKNOWN_FIX = {
+    "the host compiler": "check nvcc's host_config.h for the newest GCC it accepts",
+    "the GPU architectures": "see `nvcc --list-gpu-arch` for the architectures it compiles for",
+}
+
+
+def _build_cuda(facts: EnvFacts) -> tuple[str, CudaToolkit | None] | None:
+    """The CUDA the build uses — the target when given (with this host's toolkit of that
+    version, if any), else the first toolkit found — as check_driver reads it."""
+    toolkits = facts.host.cuda_toolkits
+    if facts.target_cuda:
+        want = _major_minor(facts.target_cuda)
+        return facts.target_cuda, next(
+            (t for t in toolkits if _major_minor(t.version) == want), None
+        )
+    return (toolkits[0].version, toolkits[0]) if toolkits else None
+
+
+def _lookup(kb: KnowledgeBase, version: str) -> CudaRelease | TorchsmithError:
+    try:
+        return kb.cuda(_major_minor(version))
+    except TorchsmithError as exc:
+        return exc
+
+
 def check_host_compiler(facts: EnvFacts, kb: KnowledgeBase) -> list[EnvProblem]:
     """nvcc refuses a GCC newer than its release supports ('unsupported GNU version')."""
-    host = facts.host
-    gccs = [c for c in host.compilers if c.family == "gcc"]
-    if not host.cuda_toolkits or not gccs:
+    gccs = [c for c in facts.host.compilers if c.family == "gcc"]
+    cuda = _build_cuda(facts)
+    if cuda is None or not gccs:
         return []
-    toolkit, gcc = host.cuda_toolkits[0], gccs[0]
-    try:
-        release = kb.cuda(_major_minor(toolkit.version))
-    except TorchsmithError as exc:
-        return [_unknown_cuda(toolkit.version, exc)]
+    (version, toolkit), gcc = cuda, gccs[0]
+    release = _lookup(kb, version)
+    if isinstance(release, TorchsmithError):
+        return [_unknown_cuda(version, release, ("the host compiler",))]
     gcc_max = release.gcc_max
     if gcc.major <= gcc_max:
         return []
@@ -147,14 +173,15 @@ def check_host_compiler(facts: EnvFacts, kb: KnowledgeBase) -> list[EnvProblem]:
         if fitting
         else f"install gcc-{gcc_max} or older, or use a newer CUDA toolkit"
     )
+    nvcc = f"nvcc {toolkit.nvcc}" if toolkit else f"target CUDA {version} (no nvcc of it here)"
     return [
         EnvProblem(
             id="nvcc-host-gcc-too-new",
             severity="error",
-            what=f"CUDA {toolkit.version} accepts GCC up to {gcc_max}; the default compiler is "
+            what=f"CUDA {version} accepts GCC up to {gcc_max}; the default compiler is "
             f"GCC {gcc.version} ({gcc.cc})",
             fix=fix,
-            evidence=(f"nvcc {toolkit.nvcc}", f"gcc {gcc.cc} {gcc.version}"),
+            evidence=(nvcc, f"gcc {gcc.cc} {gcc.version}"),
             source=release.sources.get("gcc_max") or release.sources.get("*", ""),
         )
     ]
@@ -163,22 +190,21 @@ def check_host_compiler(facts: EnvFacts, kb: KnowledgeBase) -> list[EnvProblem]:
 def check_gpu_archs(facts: EnvFacts, kb: KnowledgeBase) -> list[EnvProblem]:
     """The toolkit must be able to compile for every GPU here ('Unsupported gpu architecture'
     when it is too new for the toolkit, 'no kernel image' at run time when left out)."""
-    host = facts.host
-    if not host.cuda_toolkits or not host.gpus:
+    cuda = _build_cuda(facts)
+    if cuda is None or not facts.host.gpus:
         return []
-    toolkit = host.cuda_toolkits[0]
-    try:
-        release = kb.cuda(_major_minor(toolkit.version))
-    except TorchsmithError as exc:
-        return [_unknown_cuda(toolkit.version, exc)]
-    missing = [g for g in host.gpus if g.compute_capability not in release.archs]
+    version = cuda[0]
+    release = _lookup(kb, version)
+    if isinstance(release, TorchsmithError):
+        return [_unknown_cuda(version, release, ("the GPU architectures",))]
+    missing = [g for g in facts.host.gpus if g.compute_capability not in release.archs]
     if not missing:
         return []
     return [
         EnvProblem(
             id="gpu-arch-not-in-toolkit",
             severity="error",
-            what=f"CUDA {toolkit.version} cannot compile for "
+            what=f"CUDA {version} cannot compile for "
             + ", ".join(f"{g.name} (sm_{g.compute_capability.replace('.', '')})" for g in missing),
             fix="use a CUDA toolkit that lists these compute capabilities "
             "(`torchsmith kb cuda <ver>`), or leave these GPUs out of the build",
@@ -188,13 +214,26 @@ def check_gpu_archs(facts: EnvFacts, kb: KnowledgeBase) -> list[EnvProblem]:
     ]
 
 
-def _unknown_cuda(version: str, exc: TorchsmithError) -> EnvProblem:
+def _unknown_cuda(version: str, exc: TorchsmithError, subjects: tuple[str, ...]) -> EnvProblem:
     return EnvProblem(
-        id="cuda-not-in-kb",
+        id=UNKNOWN_CUDA,
         severity="warning",
-        what=f"cannot check the host compiler against CUDA {version}: {exc.message}",
-        fix="check nvcc's host_config.h for the newest GCC it accepts",
+        what=f"cannot check {' or '.join(subjects)} against CUDA {version}: {exc.message}",
+        fix="; ".join(_UNKNOWN_FIX[s] for s in subjects),
     )
+
+
+def check_kb(facts: EnvFacts, kb: KnowledgeBase) -> list[EnvProblem]:
+    """The checks that need the knowledge base; a CUDA it does not know is said once."""
+    found = check_host_compiler(facts, kb) + check_gpu_archs(facts, kb)
+    cuda = _build_cuda(facts)
+    if cuda is None or sum(p.id == UNKNOWN_CUDA for p in found) < 2:
+        return found
+    exc = _lookup(kb, cuda[0])
+    if not isinstance(exc, TorchsmithError):  # pragma: no cover - both looked it up
+        return found
+    rest = [p for p in found if p.id != UNKNOWN_CUDA]
+    return [_unknown_cuda(cuda[0], exc, tuple(_UNKNOWN_FIX)), *rest]
 
 
 # -- resources ---------------------------------------------------------------------------------
@@ -337,5 +376,5 @@ def check_all(facts: EnvFacts, kb: KnowledgeBase | None) -> list[EnvProblem]:
     ]
     problems = [p for check in checks for p in check(facts)]
     if kb is not None:
-        problems += check_host_compiler(facts, kb) + check_gpu_archs(facts, kb)
+        problems += check_kb(facts, kb)
     return sorted(problems, key=lambda p: p.severity != "error")
