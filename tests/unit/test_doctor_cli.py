@@ -67,6 +67,12 @@ def test_bad_input_is_a_usage_error(tmp_path: Path, capsys: pytest.CaptureFixtur
     bad.write_text("{not json", encoding="utf-8")
     log = _log(tmp_path, NINJA)
     assert main(["doctor", str(log), "--manifest", str(bad)]) == 2
+    capsys.readouterr()
+    binary = tmp_path / "prog"
+    binary.write_bytes(b"\x7fELF\x02\x01\x01\0\0\0\xff\xfe\n")
+    assert main(["doctor", str(binary)]) == 2
+    captured = capsys.readouterr()
+    assert "is a binary file" in captured.err and "\x7fELF" not in captured.out + captured.err
 
 
 def test_list_rules(capsys: pytest.CaptureFixture[str]) -> None:

@@ -212,6 +212,21 @@ def test_a_missing_log_is_a_clear_error(tmp_path: Path) -> None:
         diagnose(tmp_path / "nope.log")
 
 
+def test_a_binary_file_is_refused_but_a_gzipped_log_is_not(tmp_path: Path) -> None:
+    binary = tmp_path / "ls"
+    binary.write_bytes(b"\x7fELF\x02\x01\x01\0\0\0" + b"error: x\n" * 10)
+    with pytest.raises(UsageError, match="binary file") as err:
+        diagnose(binary)
+    assert "plain or gzip" in err.value.hint
+    log = tmp_path / "build-log"  # gzip without the .gz suffix: recognised by its magic
+    log.write_bytes(gzip.compress("\n".join([*NINJA, *TAIL]).encode()))
+    assert diagnose(log).failed
+    broken = tmp_path / "cut.log.gz"
+    broken.write_bytes(gzip.compress(b"x" * 100)[:12])
+    with pytest.raises(UsageError, match="cannot read"):
+        diagnose(broken)
+
+
 def test_an_empty_trigger_is_skipped_not_looped_on() -> None:
     # bytes.find(b"", n) == n: before the fix this never returned; run it in a daemon thread so
     # a regression fails the test instead of hanging the run.

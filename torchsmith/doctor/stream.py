@@ -19,6 +19,8 @@ from pathlib import Path
 from torchsmith.errors import UsageError
 
 CHUNK_BYTES = 8 << 20
+SNIFF_BYTES = 8 << 10
+GZIP_MAGIC = b"\x1f\x8b"
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 _STATUS_START = re.compile(rb"\[\d+/\d+")
 _STATUS_TEXT = re.compile(r"\[\d+/\d+")
@@ -81,11 +83,36 @@ def _lines_after(chunk: bytes, end: int, count: int, number: int) -> list[tuple[
     return out
 
 
+def _is_gzip(path: Path) -> bool:
+    with path.open("rb") as fh:
+        return path.suffix == ".gz" or fh.read(2) == GZIP_MAGIC
+
+
+def check_text(path: Path) -> None:
+    """Refuse a binary file (a NUL byte in its first 8 KiB, after gunzip for a gzip file): its
+    "lines" would be printed to the terminal as raw bytes."""
+    try:
+        gz = _is_gzip(path)
+        with (gzip.open if gz else open)(path, "rb") as fh:
+            head = fh.read(SNIFF_BYTES)
+    except (OSError, EOFError) as exc:  # gzip.BadGzipFile is an OSError
+        raise UsageError(
+            f"cannot read {path}: {exc}",
+            "check the file's permissions; a .gz log must be a complete gzip file",
+        ) from exc
+    if b"\0" in head:
+        raise UsageError(
+            f"{path} is a binary file, not a build log (NUL bytes in its first "
+            f"{SNIFF_BYTES // 1024} KiB)",
+            "give the text a build printed, saved to a file (plain or gzip-compressed)",
+        )
+
+
 def chunks_of_file(path: Path, size: int = CHUNK_BYTES) -> Iterator[bytes]:
-    """Whole-line chunks of a file (``.gz`` is decompressed), each ending with a newline. A
+    """Whole-line chunks of a file (gzip is decompressed), each ending with a newline. A
     "line" longer than 4 chunks (progress bars rewritten with \\r, binary junk) is cut."""
     carry = b""
-    opener = gzip.open if path.suffix == ".gz" else open
+    opener = gzip.open if _is_gzip(path) else open
     with opener(path, "rb") as fh:
         while block := fh.read(size):
             block = carry + block
@@ -120,6 +147,7 @@ def chunks_of(source: str | os.PathLike[str] | Iterable[str]) -> Iterator[bytes]
         path = Path(source)
         if not path.is_file():
             raise UsageError(f"no log file at {path}", "give the path of a build log")
+        check_text(path)
         return chunks_of_file(path)
     return chunks_of_lines(source)
 
