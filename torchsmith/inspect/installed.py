@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import re
+import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -44,9 +45,14 @@ _SHARED = re.compile(r"\.so(\.\d+)*$")
 
 
 def probe(python: str, env: Mapping[str, str], timeout: float = 300) -> dict[str, Any]:
-    """Import torch in ``python`` once and return what it says about itself."""
+    """Import torch in ``python`` once and return what it says about itself. It runs in an
+    empty temporary directory: ``python -c`` puts the working directory first on sys.path, so a
+    ``torch/`` source checkout there would be imported instead of the installed torch."""
     try:
-        done = proc.capture([python, "-c", PROBE_SCRIPT], env=env, timeout=timeout)
+        with tempfile.TemporaryDirectory(prefix="torchsmith-probe-") as empty:
+            done = proc.capture(
+                [python, "-c", PROBE_SCRIPT], env=env, cwd=Path(empty), timeout=timeout
+            )
     except FileNotFoundError as exc:
         raise InspectError(f"no Python interpreter at {python!r}") from exc
     lines = [ln for ln in done.stdout.splitlines() if ln.startswith(MARK)]
