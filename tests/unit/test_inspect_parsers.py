@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from torchsmith.inspect.assemble import wheel_info
 from torchsmith.inspect.config import parse_settings, parse_show
 from torchsmith.inspect.meta import parse_version_py, parse_wheel_meta
 from torchsmith.inspect.versions import floor, manylinux_glibc
@@ -75,3 +76,14 @@ def test_manylinux_tags() -> None:
     assert manylinux_glibc(["cp311-cp311-manylinux_2_28_x86_64"]) == "2.28"
     assert manylinux_glibc(["cp311-cp311-manylinux2014_x86_64.manylinux_2_17_x86_64"]) == "2.17"
     assert manylinux_glibc(["cp311-cp311-linux_x86_64"]) is None
+
+
+def test_every_manylinux_tag_is_a_claim() -> None:
+    # pip installs a manylinux_2_17.manylinux_2_28 wheel on glibc 2.17: the oldest tag binds
+    tag = "cp311-cp311-manylinux_2_17_x86_64.manylinux_2_28_x86_64"
+    assert manylinux_glibc([tag]) == "2.17"
+    meta = parse_wheel_meta(f"Wheel-Version: 1.0\nTag: {tag}\n", "Name: torch\n")
+    info = wheel_info("torch-9.9.0-" + tag + ".whl", meta, "2.28")
+    assert info.honest is False and info.glibc_allowed == "2.17"
+    assert info.problems == ["needs GLIBC_2.28 but the tag promises glibc 2.17"]
+    assert wheel_info("w.whl", meta, "2.17").honest is True

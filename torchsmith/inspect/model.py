@@ -108,7 +108,9 @@ class WheelInfo(_Frozen):
     tags: list[str]
     generator: str | None
     requires_dist: list[str]
-    glibc_allowed: str | None = Field(description="newest glibc the manylinux tag allows")
+    glibc_allowed: str | None = Field(
+        description="oldest glibc any manylinux tag claims (every tag is a claim)"
+    )
     honest: bool | None = Field(description="the glibc floor fits the tag (None: no manylinux tag)")
     problems: list[str]
 

@@ -32,7 +32,9 @@ def newest(versions: Iterable[str | None]) -> str | None:
 
 
 def manylinux_glibc(tags: Iterable[str]) -> str | None:
-    """The newest glibc any manylinux platform tag of the wheel allows."""
+    """The oldest glibc any manylinux platform tag of the wheel claims to run on. Every tag is a
+    claim (pip installs ``manylinux_2_17.manylinux_2_28`` on a glibc 2.17 system), so the wheel
+    is honest only if its libraries run on the oldest of them."""
     allowed = []
     for tag in tags:
         platform = tag.rsplit("-", 1)[-1]
@@ -43,4 +45,4 @@ def manylinux_glibc(tags: Iterable[str]) -> str | None:
             for legacy, glibc in _LEGACY.items():
                 if part.startswith(legacy + "_"):
                     allowed.append(glibc)
-    return newest(allowed)
+    return min(allowed, key=as_tuple) if allowed else None
