@@ -90,3 +90,20 @@ def test_no_container_means_no_entries() -> None:
 def test_arch_order() -> None:
     archs = ["sm_120", "sm_90a", "sm_100", "sm_90", "sm_75"]
     assert sorted(archs, key=arch_sort_key) == ["sm_75", "sm_90", "sm_90a", "sm_100", "sm_120"]
+
+
+def test_family_and_arch_specific_targets_keep_their_suffix(fixtures: Path) -> None:
+    # nvcc 13.0: sm_100f (+PTX), sm_103a (+PTX), sm_90 (fixture README)
+    facts = read_elf(fixtures / "inspect" / "libk_fam.so")
+    gpu = summarise(facts.fatbin)
+    assert gpu is not None
+    assert gpu.sass == ["sm_90", "sm_100f", "sm_103a"]
+    assert gpu.ptx == ["compute_100f", "compute_103a"]
+
+
+def test_family_targets_agree_with_cuobjdump(fixtures: Path) -> None:
+    # cuobjdump --list-elf calls the sm_100f cubin "sm_100"; --list-ptx says "sm_100f"
+    facts = read_elf(fixtures / "inspect" / "libk_fam.so")
+    listing = parse_listing((fixtures / "inspect" / "cuobjdump-libk_fam.txt").read_text())
+    assert listing["sm_100"] == 2 and listing["compute_100f"] == 1
+    assert compare_listing("libk_fam.so", summarise(facts.fatbin), listing) == []

@@ -11,7 +11,9 @@ on torch's own libraries (see ``tests/fixtures/inspect/README.md``):
 * entry header (64 bytes, 112 since CUDA 12.8 for some entries): ``u16 kind`` (1 PTX, 2 ELF/SASS),
   ``u16 version, u32 header_size, u64 padded_size, u32 stored_size, u32 _, u16 minor, u16 major,
   u32 arch, ..., u64 flags @40, ..., u64 uncompressed_size @56``. ``flags`` bit 0x100000 marks an
-  arch-specific target (``sm_90a``); ``major.minor`` is the code version (the PTX ISA for PTX).
+  arch-specific target (``sm_90a``), bit 0x200000 a family-specific one (``sm_100f``, CUDA 12.9+;
+  seen on ``tests/fixtures/inspect/libk_fam.so``, built by nvcc 13.0 for ``sm_100f``/``sm_103a``);
+  ``major.minor`` is the code version (the PTX ISA for PTX).
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ _ENTRY = struct.Struct(
 _FLAGS_AT = 40
 _UNCOMPRESSED_AT = 56
 _ARCH_SPECIFIC = 0x100000
+_FAMILY_SPECIFIC = 0x200000
 _COMPRESSED = 0x2000 | 0x8000
 _MAX_SCAN = 1 << 16  # bytes of padding tolerated between containers
 
@@ -53,8 +56,8 @@ class FatbinEntry:
 
 
 def arch_name(kind: EntryKind, number: int, flags: int) -> str:
-    """``sm_90``/``sm_90a`` for SASS, ``compute_90`` for PTX (the name cuobjdump prints)."""
-    suffix = "a" if flags & _ARCH_SPECIFIC else ""
+    """``sm_90``/``sm_90a``/``sm_100f`` for SASS, ``compute_90`` for PTX (nvcc's names)."""
+    suffix = "a" if flags & _ARCH_SPECIFIC else "f" if flags & _FAMILY_SPECIFIC else ""
     prefix = "sm" if kind == "sass" else "compute"
     return f"{prefix}_{number}{suffix}"
 
