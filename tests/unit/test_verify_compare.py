@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import io
 import json
 from pathlib import Path
 
 import pytest
+from rich.console import Console
 
+from torchsmith.commands.verify import verdict_table
 from torchsmith.errors import UsageError, VerifyError
 from torchsmith.inspect.model import Inspection
 from torchsmith.plan_model import BuildPlan, Decision, EnvSetting
@@ -31,7 +34,11 @@ def _decision(value: object) -> Decision:
 
 
 def _failed(checks: list) -> dict[str, str]:  # type: ignore[type-arg]
-    return {c.name: c.detail for c in checks if c.ok is False}
+    return {c.name: c.detail for c in checks if c.ok is False and c.severity == "error"}
+
+
+def _warned(checks: list) -> dict[str, str]:  # type: ignore[type-arg]
+    return {c.name: c.actual for c in checks if c.ok is False and c.severity == "warning"}
 
 
 def test_recorded_2_14_1_wheel_matches_its_plan() -> None:
@@ -102,6 +109,39 @@ def test_verdict_raises_naming_every_difference() -> None:
     assert not verdict.passed
     with pytest.raises(VerifyError, match="wheel has extra sm_75 sm_80 sm_90 sm_100 sm_120"):
         verdict.raise_if_failed()
+
+
+def test_extra_archs_not_in_the_plan_are_a_warning_not_a_failure() -> None:
+    # the official 2.14.1 wheel builds some kernels for single targets (sm_90a, ...) on purpose
+    insp = _inspection("inspect-2.14.1-cu130-wheel.json")
+    checks = verify_inspection(insp, _plan("plan-2.14.1-cu130.json"))
+    assert _warned(checks) == {
+        "extra archs of libtorch_cuda.so": "sm_89 sm_90a sm_100a sm_103 sm_120a sm_121a"
+    }
+    verdict = Verdict(artifact="w.whl", checks=checks, smoke=[], inspection=insp)
+    assert verdict.passed
+    assert [c.name for c in verdict.warnings] == ["extra archs of libtorch_cuda.so"]
+    verdict.raise_if_failed()
+    # an extra arch the plan does name is not reported
+    plan = _plan(
+        "plan-2.14.1-cu130.json",
+        archs=_decision(["7.5", "8.0", "8.6", "8.9", "9.0", "9.0a", "10.0", "12.0"]),
+    )
+    assert _warned(verify_inspection(insp, plan)) == {
+        "extra archs of libtorch_cuda.so": "sm_100a sm_103 sm_120a sm_121a"
+    }
+
+
+def test_verdict_table_names_the_warning() -> None:
+    insp = _inspection("inspect-2.14.1-cu130-wheel.json")
+    checks = verify_inspection(insp, _plan("plan-2.14.1-cu130.json"))
+    table = verdict_table(Verdict(artifact="w.whl", checks=checks, smoke=[], inspection=insp))
+    console = Console(width=300, record=True, file=io.StringIO())
+    console.print(table)
+    row = next(
+        ln for ln in console.export_text().splitlines() if "extra archs of libtorch_cuda.so" in ln
+    )
+    assert "warn" in row and "FAIL" not in row and "sm_90a" in row
 
 
 def test_manifest_or_plan_json() -> None:

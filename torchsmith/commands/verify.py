@@ -18,6 +18,7 @@ from torchsmith.verify.model import Check
 from torchsmith.verify.smoke import SmokeMode
 
 _MARK = {True: "[green]ok[/]", False: "[bold red]FAIL[/]", None: "[dim]skip[/]"}
+_WARN = "[yellow]warn[/]"
 
 
 def verdict_table(verdict: Verdict) -> Table:
@@ -27,9 +28,8 @@ def verdict_table(verdict: Verdict) -> Table:
     rows: list[Check] = [*verdict.checks, *verdict.smoke]
     for check in rows:
         secs = f" ({check.seconds:.1f} s)" if check.seconds is not None else ""
-        table.add_row(
-            check.name, _MARK[check.ok], check.expected, check.actual + secs, check.detail
-        )
+        mark = _WARN if check.ok is False and check.severity == "warning" else _MARK[check.ok]
+        table.add_row(check.name, mark, check.expected, check.actual + secs, check.detail)
     return table
 
 
@@ -58,7 +58,7 @@ def _handler(args: argparse.Namespace) -> int:
         )
     if args.json:
         data = verdict.model_dump(mode="json", exclude={"inspection"})
-        print_json({**data, "passed": verdict.passed})
+        print_json({**data, "passed": verdict.passed, "warnings": len(verdict.warnings)})
     else:
         out.print(verdict_table(verdict))
     verdict.raise_if_failed()

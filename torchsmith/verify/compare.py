@@ -72,6 +72,31 @@ def _library_archs(insp: Inspection, exp: Expectations) -> list[Check]:
     return checks
 
 
+def _stray_archs(insp: Inspection, exp: Expectations) -> list[Check]:
+    """Rare targets of a library (``gpu.extra``: in under half its containers) that the plan
+    does not name: a warning, not a failure — official wheels build some kernels for one target
+    on purpose (``sm_90a``), but an arch nobody asked for may also be a stray flag."""
+    checks = []
+    planned = {*exp.sass, *exp.ptx}
+    for lib in insp.libraries:
+        stray = _sorted(set(lib.gpu.extra) - planned) if lib.gpu else []
+        if not stray:
+            continue
+        name = lib.path.rsplit("/", 1)[-1]
+        checks.append(
+            Check(
+                name=f"extra archs of {name}",
+                ok=False,
+                severity="warning",
+                expected="only planned archs",
+                actual=" ".join(stray),
+                detail=f"{name} has kernels for {' '.join(stray)}, not in the plan (fine for "
+                "single-target kernels such as sm_90a; else check the arch flags)",
+            )
+        )
+    return checks
+
+
 def _cuda(insp: Inspection, exp: Expectations) -> Check:
     ok = (insp.cuda or None) == exp.cuda
     detail = (
@@ -210,6 +235,7 @@ def compare(insp: Inspection, exp: Expectations) -> list[Check]:
         _arch_check("PTX archs", "PTX", exp.ptx, insp.ptx),
         *_declared(insp, exp),
         *_library_archs(insp, exp),
+        *_stray_archs(insp, exp),
         *_features(insp, exp),
         *_linking(insp, exp),
         _abi(insp, exp),

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import BaseModel, ConfigDict, Field
 
 from torchsmith.errors import VerifyError
@@ -19,6 +21,9 @@ class Check(_Frozen):
     actual: str = ""
     detail: str = ""
     seconds: float | None = None
+    severity: Literal["error", "warning"] = Field(
+        "error", description="a 'warning' check that is not ok is reported, not a failure"
+    )
 
 
 class Verdict(_Frozen):
@@ -29,7 +34,11 @@ class Verdict(_Frozen):
 
     @property
     def failures(self) -> list[Check]:
-        return [c for c in [*self.checks, *self.smoke] if c.ok is False]
+        return [c for c in [*self.checks, *self.smoke] if c.ok is False and c.severity == "error"]
+
+    @property
+    def warnings(self) -> list[Check]:
+        return [c for c in [*self.checks, *self.smoke] if c.ok is False and c.severity == "warning"]
 
     @property
     def passed(self) -> bool:
