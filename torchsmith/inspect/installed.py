@@ -41,6 +41,10 @@ out = {
 }
 print("TORCHSMITH_PROBE " + json.dumps(out))
 """
+_PYTHON_HINT = (
+    "give the interpreter whose torch to inspect, e.g. --python /path/to/venv/bin/python "
+    "or --python python3"
+)
 _SHARED = re.compile(r"\.so(\.\d+)*$")
 
 
@@ -48,13 +52,19 @@ def probe(python: str, env: Mapping[str, str], timeout: float = 300) -> dict[str
     """Import torch in ``python`` once and return what it says about itself. It runs in an
     empty temporary directory: ``python -c`` puts the working directory first on sys.path, so a
     ``torch/`` source checkout there would be imported instead of the installed torch."""
+    if "/" in python and not Path(python).exists():
+        raise InspectError(f"--python {python}: no such file", _PYTHON_HINT)
     try:
         with tempfile.TemporaryDirectory(prefix="torchsmith-probe-") as empty:
             done = proc.capture(
                 [python, "-c", PROBE_SCRIPT], env=env, cwd=Path(empty), timeout=timeout
             )
     except FileNotFoundError as exc:
-        raise InspectError(f"no Python interpreter at {python!r}") from exc
+        raise InspectError(f"--python {python}: no such interpreter on PATH", _PYTHON_HINT) from exc
+    except OSError as exc:  # a directory, not executable, not a program
+        raise InspectError(
+            f"--python {python} cannot be run: {exc.strerror or exc}", _PYTHON_HINT
+        ) from exc
     lines = [ln for ln in done.stdout.splitlines() if ln.startswith(MARK)]
     if done.returncode != 0 or not lines:
         tail = (done.stderr or done.stdout).strip().splitlines()[-1:]

@@ -22,13 +22,25 @@ _CHUNK = 1 << 20
 _GCC = re.compile(r"GCC: .*?(\d+)\.(\d+)\.(\d+)")
 
 
+_WHEEL_HINT = (
+    "give a torch wheel file (torch-<version>-<tags>.whl, a zip archive); "
+    "for an installed torch use --python PATH"
+)
+
+
 def _open(path: Path) -> zipfile.ZipFile:
-    if not path.is_file():
-        raise InspectError(f"{path}: no such file", "give the path of a .whl file")
+    if path.is_dir():
+        raise InspectError(f"{path} is a directory, not a wheel file", _WHEEL_HINT)
+    if not path.exists():
+        raise InspectError(f"{path}: no such file", _WHEEL_HINT)
     try:
         return zipfile.ZipFile(path)
     except zipfile.BadZipFile as exc:
-        raise InspectError(f"{path} is not a wheel (not a zip file)") from exc
+        raise InspectError(f"{path} is not a wheel: it is not a zip archive", _WHEEL_HINT) from exc
+    except OSError as exc:
+        raise InspectError(
+            f"cannot read {path}: {exc.strerror or exc}", "check the file's permissions"
+        ) from exc
 
 
 def _text(zf: zipfile.ZipFile, suffix: str) -> str:

@@ -16,6 +16,7 @@ from torchsmith.errors import UsageError
 from torchsmith.plan_model import BuildPlan
 
 _ARCH = re.compile(r"^(\d+)\.(\d+)([af]?)(\+PTX)?$", re.IGNORECASE)
+_PLAN_HINT = "pass the JSON file that `torchsmith plan --json` or a build's manifest wrote"
 
 
 @dataclass(frozen=True)
@@ -76,15 +77,19 @@ def plan_from_json(data: Any, origin: str = "plan") -> BuildPlan:
         where = ".".join(str(p) for p in first["loc"])
         raise UsageError(
             f"{origin} is neither a build plan nor a manifest with one: {where}: {first['msg']}",
-            "pass the JSON that `torchsmith plan --json` or a build's manifest wrote",
+            _PLAN_HINT,
         ) from exc
 
 
 def load_plan(path: Path) -> BuildPlan:
     try:
-        data = json.loads(path.read_text())
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except IsADirectoryError as exc:
+        raise UsageError(f"--plan {path} is a directory, not a plan file", _PLAN_HINT) from exc
     except OSError as exc:
-        raise UsageError(f"cannot read {path}: {exc.strerror}") from exc
+        raise UsageError(f"--plan {path}: cannot read it: {exc.strerror}", _PLAN_HINT) from exc
+    except UnicodeDecodeError as exc:
+        raise UsageError(f"--plan {path} is not a text file", _PLAN_HINT) from exc
     except json.JSONDecodeError as exc:
-        raise UsageError(f"{path} is not JSON: {exc}") from exc
+        raise UsageError(f"--plan {path} is not JSON: {exc}", _PLAN_HINT) from exc
     return plan_from_json(data, str(path))
