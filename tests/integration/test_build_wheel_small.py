@@ -65,10 +65,12 @@ def make_tree(root: Path, broken: bool = False) -> Path:
     return root
 
 
-def args(tree: Path, cache_root: Path, dist: Path) -> list[str]:
+def args(tree: Path, cache_root: Path, dist: Path, verify: bool = False) -> list[str]:
+    """The fake tree is no torch, so verification (inspect + smoke tests) is off by default."""
     return [
         "build", "--source", f"path:{tree}", "--cpu", "--torch", "2.5.1",
         "--cache-root", str(cache_root), "--output-dir", str(dist),
+        *([] if verify else ["--no-verify"]),
     ]  # fmt: skip
 
 
@@ -123,3 +125,15 @@ def test_a_compile_error_names_stage_line_and_log(
     assert "ninja: build stopped" not in err.split("relevant lines:")[1].split("full log:")[0]
     assert "logs/compile.log" in err
     assert not (tmp_path / "dist").exists()
+
+
+def test_a_wheel_that_fails_verification_is_not_published(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    tree = make_tree(tmp_path / "user-tree")
+    dist = tmp_path / "dist"
+    code = main(args(tree, tmp_path / "cache", dist, verify=True))
+    err = capsys.readouterr().err
+    assert code in {11, 12}, err  # VerifyError / InspectError: the fake wheel holds no torch
+    assert "Traceback" not in err
+    assert not list(dist.glob("*.whl")) if dist.exists() else True

@@ -8,6 +8,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from rich.markup import escape
+
 from torchsmith import kb as kbmod
 from torchsmith.backends import make_executor
 from torchsmith.commands.plan import load_host
@@ -35,12 +37,12 @@ def _doctor_hint(exc: BuildError) -> str | None:
     if not exc.log_path or not Path(exc.log_path).is_file():
         return None
     try:
-        top = diagnose(Path(exc.log_path)).top
+        cause = diagnose(Path(exc.log_path)).cause
     except Exception:  # the doctor must never hide the build's own error
         return None
-    if top is None:
+    if cause is None:
         return None
-    return f"{top.title}: {top.cause} Fix: {top.fix}"
+    return f"{cause.title}: {cause.cause} Fix: {cause.fix}"
 
 
 def _with_diagnosis(exc: BuildError) -> BuildError:
@@ -63,6 +65,7 @@ def _run(args: argparse.Namespace, env: dict[str, str]) -> BuildResult:
         cache_root=Path(root).expanduser().resolve(),
         output_dir=Path(plan.output_dir).expanduser().resolve(),
         install_deps=bool(args.install_deps),
+        verify=not args.no_verify,
     )
     reporter = make_reporter(out)
     try:
@@ -82,6 +85,8 @@ def _handle(args: argparse.Namespace) -> int:
     wheel = str(result.wheel) if result.wheel else None
     out.print(render_summary(result.manifest, str(result.manifest_paths[0]), wheel))
     out.print(f"logs: {result.log_dir}", markup=False)
+    for warning in result.manifest.get("result_warnings", []):
+        out.print(f"[yellow]warning (torchsmith doctor):[/] {escape(warning)}")
     return 0
 
 
@@ -101,6 +106,11 @@ def register(sub: Any) -> None:
         type=Path,
         help="where sources, build dirs and the compiler cache live "
         "(default: $TORCHSMITH_CACHE_ROOT or ~/.cache/torchsmith)",
+    )
+    parser.add_argument(
+        "--no-verify",
+        action="store_true",
+        help="skip the last step (inspect the wheel against the plan, smoke tests)",
     )
     parser.add_argument("--json", action="store_true", help="print the manifest as JSON")
     parser.set_defaults(handler=_handle)

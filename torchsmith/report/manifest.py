@@ -67,6 +67,9 @@ class ManifestInputs:
     fixes: Sequence[Mapping[str, str]]
     artifacts: Sequence[Mapping[str, Any]]
     workspace: Path
+    toolkit: Mapping[str, Any] | None = None
+    verify: Mapping[str, Any] | None = None
+    result_warnings: Sequence[str] = ()
 
 
 def build_manifest(inputs: ManifestInputs) -> dict[str, Any]:
@@ -91,6 +94,9 @@ def build_manifest(inputs: ManifestInputs) -> dict[str, Any]:
         "fixes": [dict(f) for f in inputs.fixes],
         "artifacts": [dict(a) for a in inputs.artifacts],
         "workspace": str(inputs.workspace),
+        "toolkit": dict(inputs.toolkit) if inputs.toolkit else None,
+        "verify": dict(inputs.verify) if inputs.verify else None,
+        "result_warnings": list(inputs.result_warnings),
     }
 
 

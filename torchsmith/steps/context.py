@@ -24,6 +24,7 @@ class BuildOptions:
     cache_root: Path
     output_dir: Path
     install_deps: bool = False
+    verify: bool = True
 
 
 @dataclass(frozen=True)
@@ -84,7 +85,8 @@ def stage_error(stage: str, exc: ToolError) -> BuildError | InterruptError:
         )
     return BuildError(
         f"stage {stage!r} failed: {exc.message}",
-        exc.hint or "read the relevant lines and the full log; fix, then run the same command "
+        exc.hint
+        or "read the relevant lines and the full log; fix, then run the same command "
         "again to resume",
         log_path=exc.log_path,
         excerpt=real_error_lines(exc.excerpt),

@@ -116,11 +116,15 @@ def _make_venv(ctx: BuildContext, tools: Toolchain, tree: Path, env: Mapping[str
     ctx.executor.run([*pip, *reqs], env=env, log_path=log)
 
 
-def prepare_environment(ctx: BuildContext, tools: Toolchain, tree: Path) -> BuildEnv:
-    """Make (once) the workspace's Python env; compose the build's variables."""
+def prepare_environment(
+    ctx: BuildContext, tools: Toolchain, tree: Path, base: Mapping[str, str] | None = None
+) -> BuildEnv:
+    """Make (once) the workspace's Python env; compose the build's variables over ``base``
+    (the executor's environment, plus the CUDA toolkit's variables for CUDA builds)."""
     venv = ctx.workspace.venv
     cache = make_cache(str(ctx.plan.cache.value), ctx.options.cache_root, tools.cache)
-    env, keys = compose_env(ctx.executor.environment(), ctx.plan, tools, venv, cache)
+    base = ctx.executor.environment() if base is None else base
+    env, keys = compose_env(base, ctx.plan, tools, venv, cache)
     if not ctx.workspace.is_done(STAGE):
         with ctx.stage(STAGE, f"Python env {venv} + build requirements"):
             _make_venv(ctx, tools, tree, env)

@@ -10,6 +10,8 @@ from typing import Any
 
 from torchsmith.backends.base import Executor
 from torchsmith.cache import launcher_env_keys
+from torchsmith.doctor import warnings_that_changed_result
+from torchsmith.doctor.context import context_from
 from torchsmith.plan_model import BuildPlan
 from torchsmith.report.manifest import (
     ManifestInputs,
@@ -30,6 +32,8 @@ from torchsmith.steps.package import make_wheel
 from torchsmith.steps.preflight import Toolchain, preflight
 from torchsmith.steps.publish import publish_file, publish_manifest, remove_stale_temporaries
 from torchsmith.steps.source import build_tree, fetch
+from torchsmith.steps.toolchain import provision
+from torchsmith.steps.verify import verify_wheel
 from torchsmith.workspace import prepare_workspace
 
 
@@ -50,22 +54,28 @@ class _Built:
     fixes: list[dict[str, str]]
     benv: BuildEnv
     compiled: CompileResult
+    toolkit: dict[str, Any] | None
 
 
 def _build(ctx: BuildContext, tools: Toolchain) -> _Built:
     base = ctx.executor.environment()
     fetched = fetch(ctx, base)
     tree = build_tree(ctx, fetched)
-    benv = prepare_environment(ctx, tools, tree)
+    toolkit = provision(ctx, base)
+    benv = prepare_environment(ctx, tools, tree, toolkit.env)
     # after the environment: fix commands (e.g. `python -m pip install "numpy<2"`) act on it
     fixes = apply_fixes(ctx, tree, benv.env, fetched.details)
     configure(ctx, tree, benv)
     compiled = compile_targets(ctx, tree, benv)
-    return _Built(tree, source_record(fetched, tree), fixes, benv, compiled)
+    return _Built(tree, source_record(fetched, tree), fixes, benv, compiled, toolkit.record)
 
 
 def _manifest(
-    ctx: BuildContext, tools: Toolchain, built: _Built, artifacts: list[dict[str, Any]]
+    ctx: BuildContext,
+    tools: Toolchain,
+    built: _Built,
+    artifacts: list[dict[str, Any]],
+    verified: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     keys = set(built.benv.set_keys) - {"PATH"}
     keys |= set(launcher_env_keys(built.benv.env))
@@ -89,8 +99,22 @@ def _manifest(
             fixes=built.fixes,
             artifacts=artifacts,
             workspace=ctx.workspace.root,
+            toolkit=built.toolkit,
+            verify=verified,
+            result_warnings=result_warnings(ctx),
         )
     )
+
+
+def result_warnings(ctx: BuildContext) -> list[str]:
+    """Warnings in the configure/compile logs that mean a feature was quietly switched off."""
+    context = context_from(ctx.plan.model_dump(mode="json"))
+    found: list[str] = []
+    for stage in ("configure", "compile"):
+        log = ctx.log(stage)
+        if log.is_file():
+            found += [f"{w.title}: {w.fix}" for w in warnings_that_changed_result(log, context)]
+    return list(dict.fromkeys(found))
 
 
 def _finish_partial(ctx: BuildContext, tools: Toolchain, built: _Built) -> BuildResult:
@@ -103,13 +127,14 @@ def _finish_partial(ctx: BuildContext, tools: Toolchain, built: _Built) -> Build
 
 def _finish_wheel(ctx: BuildContext, tools: Toolchain, built: _Built) -> BuildResult:
     wheel = make_wheel(ctx, built.tree, built.benv)
+    verified = verify_wheel(ctx, wheel, built.benv, tools.python) if ctx.options.verify else None
     out = ctx.options.output_dir
     with ctx.stage("publish", f"{wheel.name} → {out}"):
         out.mkdir(parents=True, exist_ok=True)
         remove_stale_temporaries(out)
         artifacts = [artifact_record(wheel)]
         published = publish_file(wheel, out)
-        manifest = _manifest(ctx, tools, built, artifacts)
+        manifest = _manifest(ctx, tools, built, artifacts, verified)
         name = manifest_name(ctx.plan, wheel)
         paths = publish_manifest(manifest, [out, ctx.workspace.root], name)
     return BuildResult(

@@ -1,0 +1,54 @@
+"""The `toolchain` step: turn the plan's CUDA toolkit decision into a toolkit root (provisioned
+into torchsmith's cache by torchsmith.toolchains when the provider downloads it) and the
+variables (CUDA_HOME, CUDACXX, PATH) the later steps run with."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from torchsmith.errors import HostError
+from torchsmith.host.probe import probe_host
+from torchsmith.steps.context import BuildContext
+from torchsmith.toolchains.cuda.base import ProvideContext
+from torchsmith.toolchains.provision import provider_named, toolkit_build_env
+
+STAGE = "toolchain"
+
+
+@dataclass(frozen=True)
+class Toolkit:
+    env: dict[str, str]
+    record: dict[str, Any] | None
+
+
+def provision(ctx: BuildContext, base: Mapping[str, str]) -> Toolkit:
+    """CPU builds pass ``base`` through; CUDA builds get the plan's toolkit first on PATH."""
+    cuda, provider = ctx.plan.cuda.value, ctx.plan.toolkit.value
+    if cuda is None:
+        return Toolkit(dict(base), None)
+    if provider == "container":
+        raise HostError(
+            f"the plan takes CUDA {cuda} from a container image, and the container backend is "
+            "not part of this torchsmith yet",
+            "use a CUDA version a local provider supplies (`torchsmith plan` names them), or "
+            "install the toolkit and pass --toolkit system",
+        )
+    with ctx.stage(STAGE, f"CUDA {cuda} toolkit from {provider}"):
+        host = probe_host(base, ctx.options.cache_root)
+        pctx = ProvideContext(
+            cache_root=ctx.options.cache_root / "toolchains",
+            env=base,
+            log_path=ctx.log(STAGE),
+            install_deps=ctx.options.install_deps,
+            is_root=os.geteuid() == 0,
+        )
+        record = provider_named(str(provider)).provide(str(cuda), host, pctx)
+    return Toolkit(toolkit_build_env(record, base), record.model_dump(mode="json"))
+
+
+def toolkit_root(toolkit: Toolkit) -> Path | None:
+    return Path(toolkit.record["root"]) if toolkit.record else None
