@@ -5,9 +5,8 @@ plan applies the knowledge-base fixes, CMake configures with USE_CUDA=1 against 
 toolkit, and ``--target`` builds c10_cuda and one real ATen CUDA kernel object (FillKernel.cu);
 its fat binary holds exactly sm_86 and sm_90 SASS and no PTX (the plan asked for no +PTX).
 
-Until the pipeline's ``toolchain`` step calls ``torchsmith.toolchains.provision`` itself, the
-provisioned root reaches the build through CUDA_HOME (the host probe then reports it and the
-plan picks provider ``system``).
+The plan picks provider ``apt`` (no CUDA 11.8 on the machine) and the pipeline's ``toolchain``
+step provisions it into ``<cache-root>/toolchains``; the manifest records the toolkit.
 
 Cost on the 2-core dev machine: toolkit ~2.5 min the first time (1.4 GB download, 35 s of it),
 configure 36 s, c10 + c10_cuda + codegen + FillKernel.cu for two archs ~10 min cold.
@@ -25,9 +24,8 @@ import pytest
 
 from tests.integration.conftest import test_cache as cache_dir
 from torchsmith.cli import main
-from torchsmith.host.model import HostFacts, Tool
 from torchsmith.inspect.elf import read_elf
-from torchsmith.toolchains.cuda import AptProvider, ProvideContext, ToolkitRecord
+from torchsmith.toolchains.cuda import ToolkitRecord
 
 pytestmark = [pytest.mark.slow, pytest.mark.network]
 KERNEL_OBJECT = "caffe2/CMakeFiles/torch_cuda_cu.dir/__/aten/src/ATen/native/cuda/FillKernel.cu.o"
@@ -37,18 +35,10 @@ CUDA118_FIXES = {
     "split-cuda-library",
     "setup-install-cmdclass",
 }
-TOOLS = {n: Tool(name=n, path=f"/usr/bin/{n}") for n in ("apt-get", "dpkg")}
 
 
 @pytest.fixture(scope="module")
-def toolkit() -> ToolkitRecord:
-    root = cache_dir() / "toolchains"
-    ctx = ProvideContext(cache_root=root, env=dict(os.environ), log_path=root / "apt-11.8.log")
-    return AptProvider().provide("11.8", HostFacts(tools=TOOLS), ctx)
-
-
-@pytest.fixture(scope="module")
-def manifest(toolkit: ToolkitRecord, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+def manifest(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     if shutil.which("apt-get") is None or os.geteuid() != 0 or shutil.which("g++-11") is None:
         pytest.skip("needs root with apt-get (Debian build dependencies) and g++-11")
     dist = tmp_path_factory.mktemp("dist")
@@ -71,26 +61,24 @@ def manifest(toolkit: ToolkitRecord, tmp_path_factory: pytest.TempPathFactory) -
         "c10_cuda",
         f"--target={KERNEL_OBJECT}",
         "--cache-root",
-        str(cache_dir() / "toolchains" / "seed004"),
+        str(cache_dir()),  # toolkit cache shared with test_toolchain_apt_cuda118 (one download)
         "--output-dir",
         str(dist),
     ]
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("CUDA_HOME", toolkit.root)
-        mp.setenv("PATH", f"{Path(toolkit.root) / 'bin'}:{os.environ['PATH']}")
-        assert main(args) == 0
+    assert main(args) == 0
     (found,) = dist.glob("*.manifest.json")
     data: dict[str, Any] = json.loads(found.read_text())
     return data
 
 
-def test_plan_applies_the_cuda118_fixes_with_the_apt_toolkit(
-    manifest: dict[str, Any], toolkit: ToolkitRecord
-) -> None:
+def test_plan_applies_the_cuda118_fixes_with_the_apt_toolkit(manifest: dict[str, Any]) -> None:
     plan = manifest["plan"]
     assert {f["id"] for f in plan["fixes"]} >= CUDA118_FIXES
-    assert plan["toolkit"]["value"] == "system"
-    assert toolkit.root in plan["toolkit"]["reason"]
+    assert plan["toolkit"]["value"] == "apt"
+    toolkit = manifest["toolkit"]
+    assert toolkit["provider"] == "apt" and toolkit["cuda"] == "11.8"
+    assert toolkit["version"].startswith("11.8.")
+    assert any(p["name"] == "nvidia-cuda-toolkit" for p in toolkit["packages"])
     assert plan["compiler"]["value"] == "gcc-11"
     assert plan["arch_list"] == "8.6;9.0"
     tree = Path(manifest["workspace"]) / "src"
@@ -98,9 +86,8 @@ def test_plan_applies_the_cuda118_fixes_with_the_apt_toolkit(
     assert "'11.8'" in ext or '"11.8"' in ext  # CUDA_GCC_VERSIONS got 11.8
 
 
-def test_cmake_configured_cuda_from_the_provisioned_root(
-    manifest: dict[str, Any], toolkit: ToolkitRecord
-) -> None:
+def test_cmake_configured_cuda_from_the_provisioned_root(manifest: dict[str, Any]) -> None:
+    toolkit = ToolkitRecord.model_validate(manifest["toolkit"])
     cache = (Path(manifest["workspace"]) / "src" / "build" / "CMakeCache.txt").read_text()
     assert f"CUDA_TOOLKIT_ROOT_DIR:PATH={toolkit.root}" in cache
     assert f"CUDA_NVCC_EXECUTABLE:FILEPATH={toolkit.nvcc}" in cache
