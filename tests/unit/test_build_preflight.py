@@ -100,3 +100,28 @@ def test_too_little_disk_stops_before_work(plan: BuildPlan, tmp_path: Path) -> N
     with pytest.raises(HostError, match=r"only 0\.5 GiB free"):
         preflight(ex, plan, ex.environment(), tmp_path)
     assert ex.ran == []
+
+
+def test_missing_compiler_hint_names_packages_and_install_deps(
+    plan: BuildPlan, tmp_path: Path
+) -> None:
+    ex = FakeExecutor({"cmake", "ninja", "ccache", "python3"})
+    with pytest.raises(HostError) as info:
+        preflight(ex, plan, ex.environment(), tmp_path)
+    assert "apt-get install gcc-12 g++-12" in info.value.hint
+    assert "--install-deps" in info.value.hint
+
+
+def test_install_deps_installs_the_missing_compiler_then_finds_it(
+    plan: BuildPlan, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    ex = FakeExecutor({"cmake", "ninja", "ccache", "python3"})
+    installed: list[str] = []
+
+    def fake_install(label: str, env: object, where: Path) -> None:
+        installed.append(label)
+        ex.programs |= {"gcc-12", "g++-12"}
+
+    monkeypatch.setattr("torchsmith.steps.preflight._install", fake_install)
+    tools = preflight(ex, plan, ex.environment(), tmp_path, install_deps=True)
+    assert installed == ["gcc-12"] and tools.cxx == "/usr/bin/g++-12"

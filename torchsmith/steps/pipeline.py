@@ -146,7 +146,8 @@ def run_build(
     plan: BuildPlan, options: BuildOptions, executor: Executor, reporter: Reporter
 ) -> BuildResult:
     """Build ``plan``: a wheel in the output directory, or the targets of a partial build."""
-    tools = preflight(executor, plan, executor.environment(), options.cache_root)
+    env = executor.environment()
+    tools = preflight(executor, plan, env, options.cache_root, options.install_deps)
     workspace = prepare_workspace(options.cache_root, plan, tools.versions, reporter.message)
     ctx = BuildContext(plan, workspace, executor, reporter, options)
     built = _build(ctx, tools)

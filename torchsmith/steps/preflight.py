@@ -4,13 +4,16 @@ a :class:`HostError`, before a minute is spent building."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from torchsmith.backends.base import Executor
 from torchsmith.errors import HostError
+from torchsmith.host.probe import probe_host
 from torchsmith.plan_model import BuildPlan
+from torchsmith.toolchains.compiler import install_compiler, install_hint
 
 _CXX = {"gcc": "g++", "clang": "clang++"}
 
@@ -59,15 +62,38 @@ def _version(ex: Executor, argv: list[str], env: Mapping[str, str]) -> str:
     return lines[0].strip() if done.returncode == 0 and lines else "unknown"
 
 
-def _find_compilers(ex: Executor, plan: BuildPlan, env: Mapping[str, str]) -> tuple[str, str]:
-    label = str(plan.compiler.value or "gcc")
+def _which_compilers(ex: Executor, label: str, env: Mapping[str, str]) -> tuple[str, str] | None:
     for cc, cxx in compiler_candidates(label):
         cc_path, cxx_path = ex.which(cc, env), ex.which(cxx, env)
         if cc_path and cxx_path:
             return cc_path, cxx_path
+    return None
+
+
+def _install(label: str, env: Mapping[str, str], where: Path) -> None:
+    """--install-deps: the plan's compiler from the host's package manager (root only)."""
+    family, _, major = label.partition("-")
+    if family not in {"gcc", "clang"} or not major.isdigit():
+        return
+    hint = install_hint(family, int(major))  # type: ignore[arg-type]
+    install_compiler(hint, probe_host(env, where), env, is_root=os.geteuid() == 0)
+
+
+def _find_compilers(
+    ex: Executor, plan: BuildPlan, env: Mapping[str, str], where: Path, install_deps: bool
+) -> tuple[str, str]:
+    label = str(plan.compiler.value or "gcc")
+    found = _which_compilers(ex, label, env)
+    if found is None and install_deps:
+        _install(label, env, where)
+        found = _which_compilers(ex, label, env)
+    if found is not None:
+        return found
     raise HostError(
         f"the plan's compiler {label} (C and C++) is not on PATH",
-        f"install it (Debian: apt-get install {label.replace('gcc', 'g++')}) or pass --compiler",
+        f"install it (Debian/Ubuntu: apt-get install {label} {label.replace('gcc', 'g++')}; "
+        f"RHEL: dnf install {label.replace('gcc', 'gcc-toolset')}), pass --install-deps "
+        "to let torchsmith install it, or choose another --compiler",
     )
 
 
@@ -81,10 +107,16 @@ def _check_disk(ex: Executor, plan: BuildPlan, where: Path) -> None:
         )
 
 
-def preflight(ex: Executor, plan: BuildPlan, env: Mapping[str, str], where: Path) -> Toolchain:
+def preflight(
+    ex: Executor,
+    plan: BuildPlan,
+    env: Mapping[str, str],
+    where: Path,
+    install_deps: bool = False,
+) -> Toolchain:
     """Find every program the plan needs and check the disk, or raise before any work."""
     _check_disk(ex, plan, where)
-    cc, cxx = _find_compilers(ex, plan, env)
+    cc, cxx = _find_compilers(ex, plan, env, where, install_deps)
     missing: list[str] = []
     found: dict[str, str | None] = {
         "cmake": ex.which("cmake", env),
