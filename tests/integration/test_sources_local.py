@@ -13,11 +13,12 @@ from pathlib import Path
 import pytest
 
 from torchsmith.errors import SourceError
+from torchsmith.hashing import sha256_file
 from torchsmith.plan_model import SourcePlan
 from torchsmith.sources import fetch_source
 from torchsmith.sources.bundle import write_bundle
 from torchsmith.sources.debian import fetch_debian
-from torchsmith.sources.hashing import sha256_file, tree_manifest
+from torchsmith.sources.hashing import tree_manifest
 
 pytestmark = [
     pytest.mark.network,  # only the first run: the Debian tree is cached afterwards

@@ -6,7 +6,6 @@ recorded; nothing here runs a command.
 
 from __future__ import annotations
 
-import hashlib
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -15,18 +14,11 @@ from typing import Any
 
 from torchsmith import __version__
 from torchsmith.cache import CacheStats
+from torchsmith.hashing import sha256_file
 from torchsmith.plan_model import BuildPlan
 from torchsmith.sources.base import SourceTree
 
 MANIFEST_SCHEMA = 1
-
-
-def sha256_file(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def artifact_record(path: Path, name: str | None = None) -> dict[str, Any]:

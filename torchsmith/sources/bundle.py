@@ -18,18 +18,14 @@ from pathlib import Path
 from typing import Any
 
 from torchsmith.errors import SourceError
+from torchsmith.hashing import sha256_file
 from torchsmith.plan_model import SourcePlan
 from torchsmith.proc import LineCallback
 from torchsmith.sources import owned
 from torchsmith.sources.archive import safe_extract
 from torchsmith.sources.base import SourceTree
 from torchsmith.sources.git import cache_key
-from torchsmith.sources.hashing import (
-    entry_digest,
-    iter_tree,
-    manifest_digest,
-    sha256_file,
-)
+from torchsmith.sources.hashing import entry_digest, iter_tree, manifest_digest
 
 MANIFEST = "torchsmith-bundle.json"
 SOURCE = "source"

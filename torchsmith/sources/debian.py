@@ -25,13 +25,13 @@ from pathlib import Path
 
 from torchsmith import proc
 from torchsmith.errors import SourceError
+from torchsmith.hashing import sha256_file
 from torchsmith.plan_model import SourcePlan
 from torchsmith.proc import LineCallback
 from torchsmith.sources import apt, dsc, hostdeps, owned, patches
 from torchsmith.sources.archive import safe_extract, single_top_dir
 from torchsmith.sources.base import SourceTree
 from torchsmith.sources.extras import extras_for, fetch_extra
-from torchsmith.sources.hashing import sha256_file
 
 PACKAGES = ("pytorch", "pytorch-vision", "pytorch-audio", "pytorch-text")
 Say = LineCallback

@@ -9,7 +9,7 @@ from pathlib import Path
 from debian import deb822
 
 from torchsmith.errors import SourceError
-from torchsmith.sources.hashing import sha256_file
+from torchsmith.hashing import sha256_file
 
 # The Build-Depends a CPU build with system libraries really needs (the "core set" measured in
 # notes/debian-source-builds.md §1.2; §2.2 adds httplib/nlohmann for 2.x). Build-Depends outside

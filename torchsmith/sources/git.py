@@ -208,4 +208,3 @@ def _clone(git: Git, plan: SourcePlan, jobs: int) -> tuple[str, dict[str, str]]:
     _say(git.on_line, f"submodules ({jobs} parallel jobs)")
     _submodules(git, jobs)
     return commit, submodule_commits(git)
-

@@ -7,15 +7,9 @@ import os
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
+from torchsmith.hashing import sha256_file
+
 CHUNK = 1 << 20
-
-
-def sha256_file(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as fh:
-        for block in iter(lambda: fh.read(CHUNK), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def iter_tree(root: Path, exclude: Iterable[str] = ()) -> Iterator[Path]:

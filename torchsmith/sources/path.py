@@ -45,7 +45,7 @@ def identity_of(root: Path, env: Mapping[str, str]) -> tuple[str, dict[str, str]
         return digest, {"identity_from": "sha256 of the file listing (no git)"}
     commit = head.strip()
     diff = _git(root, env, "diff", "HEAD", "--binary", "--submodule=diff") or ""
-    untracked = (_git(root, env, "ls-files", "--others", "--exclude-standard", "-z") or "")
+    untracked = _git(root, env, "ls-files", "--others", "--exclude-standard", "-z") or ""
     names = sorted(n for n in untracked.split("\0") if n and not n.startswith("build/"))
     if not diff and not names:
         return commit, {"commit": commit, "dirty": "false"}

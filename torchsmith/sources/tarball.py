@@ -13,13 +13,13 @@ from pathlib import Path
 
 from torchsmith import proc
 from torchsmith.errors import SourceError, ToolError
+from torchsmith.hashing import sha256_file
 from torchsmith.plan_model import SourcePlan
 from torchsmith.proc import LineCallback
 from torchsmith.sources import owned
 from torchsmith.sources.archive import safe_extract, single_top_dir
 from torchsmith.sources.base import SourceTree
 from torchsmith.sources.git import cache_key
-from torchsmith.sources.hashing import sha256_file
 
 _HASH = re.compile(r"#sha256=([0-9a-fA-F]{64})$")
 _VERSION = re.compile(r"(\d+\.\d+\.\d+(?:[a-z]+\d+)?)")

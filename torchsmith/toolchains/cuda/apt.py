@@ -12,6 +12,7 @@ import shutil
 from pathlib import Path
 
 from torchsmith import proc
+from torchsmith.hashing import sha256_file
 from torchsmith.host.model import HostFacts
 from torchsmith.toolchains.cuda import cache, debian_layout, layout
 from torchsmith.toolchains.cuda.base import (
@@ -213,6 +214,6 @@ def deb_record(path: Path, ctx: ProvideContext) -> PackageRecord:
     return PackageRecord(
         name=fields.get("Package", path.name.split("_")[0]),
         version=fields.get("Version", "unknown"),
-        sha256=cache.sha256_file(path),
+        sha256=sha256_file(path),
         filename=path.name,
     )

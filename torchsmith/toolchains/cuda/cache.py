@@ -4,7 +4,6 @@ downloads nothing; a directory without our info file is never touched."""
 
 from __future__ import annotations
 
-import hashlib
 import os
 import shutil
 from collections.abc import Iterator
@@ -21,14 +20,6 @@ INFO_FILE = "torchsmith-toolkit.json"
 
 def entry_dir(cache_root: Path, provider: ProviderName, cuda: str) -> Path:
     return cache_root / "cuda" / f"{provider}-{cuda}"
-
-
-def sha256_file(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def load_record(entry: Path) -> ToolkitRecord | None:

@@ -15,6 +15,7 @@ from pathlib import Path
 from packaging.utils import InvalidWheelFilename, parse_wheel_filename
 
 from torchsmith import proc
+from torchsmith.hashing import sha256_file
 from torchsmith.host.model import HostFacts
 from torchsmith.toolchains.cuda import cache, layout
 from torchsmith.toolchains.cuda.base import (
@@ -141,5 +142,5 @@ def wheel_record(path: Path) -> PackageRecord:
     except InvalidWheelFilename:
         name, version = path.stem, "unknown"
     return PackageRecord(
-        name=str(name), version=str(version), sha256=cache.sha256_file(path), filename=path.name
+        name=str(name), version=str(version), sha256=sha256_file(path), filename=path.name
     )
