@@ -23,8 +23,7 @@ STAGE = "fixes"
 def _apply_patch(tree: Path, fix: PlannedFix) -> str:
     from torchsmith.fixes import apply_edits
 
-    apply_edits(tree, fix, dry_run=True)
-    lines = apply_edits(tree, fix)
+    lines = apply_edits(tree, fix)  # checks every edit before writing any file
     return "; ".join(lines) or "nothing to edit"
 
 
