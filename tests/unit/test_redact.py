@@ -1,0 +1,56 @@
+"""torchsmith.redact: credentials in URLs (user-info, signed query strings) are masked."""
+
+from __future__ import annotations
+
+import pytest
+
+from torchsmith.redact import MASK, redact_text, redact_url, url_secrets
+
+CANARY = "s3cr3t-CANARY"
+
+
+@pytest.mark.parametrize(
+    ("url", "expected"),
+    [
+        (
+            f"https://alice:{CANARY}@example.org/torch.tar.gz#sha256=" + "a" * 64,
+            "https://***@example.org/torch.tar.gz#sha256=" + "a" * 64,
+        ),
+        ("https://ghp_TOKEN123@github.com/pytorch/", "https://***@github.com/pytorch/"),
+        (
+            "https://b.s3.amazonaws.com/t.tgz?X-Amz-Algorithm=AWS4&X-Amz-Signature=abcd&v=1",
+            "https://b.s3.amazonaws.com/t.tgz?X-Amz-Algorithm=***&X-Amz-Signature=***&v=1",
+        ),
+        ("https://h/x.tgz?sig=zzz&sv=2020", "https://h/x.tgz?sig=***&sv=2020"),
+        ("https://h/x.tgz?token=zzz", "https://h/x.tgz?token=***"),
+        ("redis://:pw@cache:6379/0", "redis://***@cache:6379/0"),
+        ("https://example.org/a@b/c.tgz", "https://example.org/a@b/c.tgz"),
+        ("/home/alice/torch.tar.gz", "/home/alice/torch.tar.gz"),
+        ("pytorch", "pytorch"),
+    ],
+)
+def test_redact_url(url: str, expected: str) -> None:
+    assert redact_url(url) == expected
+
+
+def test_redact_url_in_text_keeps_the_rest() -> None:
+    text = f"fatal: unable to access 'https://bob:{CANARY}@git.example/pytorch/': 403"
+    assert redact_url(text) == "fatal: unable to access 'https://***@git.example/pytorch/': 403"
+
+
+def test_rotating_a_token_keeps_the_redacted_form() -> None:
+    assert redact_url("https://u:one@h/x?X-Amz-Signature=1") == redact_url(
+        "https://u:two@h/x?X-Amz-Signature=2"
+    )
+
+
+def test_url_secrets_and_redact_text() -> None:
+    url = f"https://alice:{CANARY}@h/x.tgz?X-Amz-Signature=sigvalue"
+    secrets = url_secrets(url)
+    assert CANARY in secrets
+    assert "sigvalue" in secrets
+    text = f"curl: password {CANARY} rejected; sig sigvalue; see {url}"
+    cleaned = redact_text(text, secrets)
+    assert CANARY not in cleaned
+    assert "sigvalue" not in cleaned
+    assert MASK in cleaned
