@@ -158,3 +158,10 @@ class InterruptError(TorchsmithError):
 
     exit_code = 130
     title = "interrupted"
+
+
+class InternalError(TorchsmithError):
+    """torchsmith broke one of its own invariants (a bug, not the user's input)."""
+
+    exit_code = 70
+    title = "internal error"

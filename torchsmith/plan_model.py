@@ -10,23 +10,25 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from torchsmith.spec import Backend
+
 PLAN_SCHEMA_VERSION = 1
 DecisionOrigin = Literal["user", "default", "kb", "host", "fix"]
 StepName = Literal[
     "fetch",
-    "submodules",
-    "fixes",
+    "copy",
     "toolchain",
     "environment",
+    "fixes",
     "configure",
-    "codegen",
     "compile",
     "package",
-    "repair",
     "verify",
     "publish",
-    "companion",
 ]
+"""The steps the pipeline carries out, in the order they may appear in a plan. Work that happens
+inside a step (git submodules inside ``fetch``, ATen code generation inside ``configure`` and
+``compile``) is not a step of its own."""
 
 
 class _Frozen(BaseModel):
@@ -106,7 +108,10 @@ class BuildPlan(_Frozen):
     targets: list[str]
     outputs: list[str]
     output_dir: str
-    backend: str
+    backend: Backend
+    cache_dir: str | None = Field(
+        None, description="compiler cache directory; None: <cache root>/<cache kind>"
+    )
     steps: list[PlanStep]
     warnings: list[str] = Field(default_factory=list)
 
@@ -116,6 +121,8 @@ class BuildPlan(_Frozen):
 
     def plan_hash(self) -> str:
         """A stable hash of everything that changes the build's result."""
-        data = self.model_dump(mode="json", exclude={"warnings", "output_dir", "outputs"})
+        data = self.model_dump(
+            mode="json", exclude={"warnings", "output_dir", "outputs", "cache_dir"}
+        )
         text = json.dumps(data, sort_keys=True)
         return hashlib.sha256(text.encode()).hexdigest()[:16]

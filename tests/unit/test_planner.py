@@ -11,11 +11,14 @@ from tests.unit.planner_kb import ci_host, gpu_host, mini_kb
 from torchsmith.errors import PlanError
 from torchsmith.host.model import HostFacts
 from torchsmith.plan import BuildPlan, resolve
+from torchsmith.planner.support import KNOWLEDGE_ONLY
 from torchsmith.spec_sources import resolve_spec
 
 
 def plan(host: HostFacts | None = None, **cli: Any) -> BuildPlan:
-    return resolve(resolve_spec(cli=cli), mini_kb(), host or ci_host())
+    """The planner's knowledge, whatever the pipeline carries out today (that refusal is
+    tested in tests/unit/planner/test_support.py)."""
+    return resolve(resolve_spec(cli=cli), mini_kb(), host or ci_host(), can=KNOWLEDGE_ONLY)
 
 
 def problems(**cli: Any) -> str:
@@ -192,7 +195,8 @@ def test_pep440_build_version_and_none_for_main() -> None:
 def test_cuda_no_provider_can_supply_is_refused_naming_the_ways_out() -> None:
     text = problems(torch="1.13.1", accelerator="11.7", gpus=("8.6",))
     assert "no provider can supply a CUDA 11.7 compiler here" in text
-    assert "--backend docker" in text and "conda install" in text
+    assert "nvidia/cuda:11.7" in text and "conda install" in text
+    assert "--backend docker" not in text  # not offered while the pipeline cannot run it
     assert "cuda-toolkit-11-7" in text  # NVIDIA's apt/dnf repository
     p = plan(torch="1.13.1", accelerator="11.7", gpus=("8.6",), backend="docker")
     assert p.toolkit.value == "container"

@@ -15,7 +15,8 @@ from torchsmith.planner.environment import cmake_args
 from torchsmith.planner.features import resolve_features, resolve_linking
 from torchsmith.planner.fixes import gcc_refusal, resolve_fixes
 from torchsmith.planner.resources import resolve_disk, resolve_jobs
-from torchsmith.planner.steps import plan_steps
+from torchsmith.planner.steps import StepInputs, plan_steps
+from torchsmith.planner.support import PIPELINE, Capabilities, refuse_unsupported
 from torchsmith.planner.toolchain import resolve_compiler, resolve_cuda, resolve_toolkit
 from torchsmith.planner.versions import (
     resolve_companions,
@@ -42,7 +43,14 @@ def _fail(ctx: Ctx) -> PlanError:
     return PlanError(ctx.problems, hint)
 
 
-def _plan(ctx: Ctx) -> BuildPlan:
+def _cache(ctx: Ctx) -> Decision:
+    # where the cache lives (plan.cache_dir) does not change the result: not in the hash
+    if ctx.asked("cache"):
+        return ctx.user("cache", ctx.spec.cache, "compiler cache (asked)")
+    return decide(ctx.spec.cache, "default", "compiler cache")
+
+
+def _plan(ctx: Ctx, can: Capabilities) -> BuildPlan:
     spec = ctx.spec
     torch = resolve_torch(ctx)
     source = resolve_source(ctx, torch.value)
@@ -67,13 +75,9 @@ def _plan(ctx: Ctx) -> BuildPlan:
         jobs=jobs,
         fixes=fixes,
     )
+    refuse_unsupported(ctx, can, linking["cuda"].value)
     if ctx.problems:
         raise _fail(ctx)
-    repair = (
-        "patchelf: RPATH to the nvidia-* pip packages"
-        if linking["cuda"].value == "pip-deps"
-        else None
-    )
     return BuildPlan(
         torch=torch,
         tag=tag_of(torch.value, ctx.release),
@@ -93,21 +97,17 @@ def _plan(ctx: Ctx) -> BuildPlan:
         max_jobs=jobs[0],
         max_jobs_cuda=jobs[1],
         disk_gb=resolve_disk(ctx, cuda.value, len(archs.value)),
-        cache=decide(spec.cache, "user" if ctx.asked("cache") else "default", "compiler cache"),
+        cache=_cache(ctx),
+        cache_dir=spec.cache_dir,
         fixes=fixes,
         targets=list(spec.targets),
         outputs=list(spec.outputs),
         output_dir=spec.output_dir,
         backend=spec.backend,
         steps=plan_steps(
-            source,
-            cuda=cuda.value,
-            toolkit=toolkit.value,
-            fixes=fixes,
-            targets=list(spec.targets),
-            companions=companions,
-            outputs=list(spec.outputs),
-            repair=repair,
+            StepInputs(
+                source, cuda.value, toolkit.value, fixes, list(spec.targets), list(spec.outputs)
+            )
         ),
         warnings=ctx.warnings,
     )
@@ -118,9 +118,12 @@ def resolve(
     kb: KnowledgeBase,
     host: HostFacts,
     origins: Mapping[str, Origin] | None = None,
+    *,
+    can: Capabilities = PIPELINE,
 ) -> BuildPlan:
-    """Plan the build, or raise :class:`PlanError` listing every conflict at once."""
+    """Plan the build, or raise :class:`PlanError` listing every conflict at once — including
+    every request the pipeline ``can`` not carry out (default: what `torchsmith build` runs)."""
     if isinstance(spec, ResolvedSpec):
         origins = spec.origins
         spec = spec.spec
-    return _plan(Ctx(spec=spec, origins=dict(origins or {}), kb=kb, host=host))
+    return _plan(Ctx(spec=spec, origins=dict(origins or {}), kb=kb, host=host), can)

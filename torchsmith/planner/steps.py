@@ -1,42 +1,64 @@
-"""The ordered steps of a build, derived from the plan's decisions."""
+"""The ordered steps of a build, derived from the plan's decisions. The pipeline executes exactly
+these, in this order (:func:`torchsmith.steps.pipeline.run_build`)."""
 
 from __future__ import annotations
 
-from torchsmith.plan_model import CompanionPlan, PlannedFix, PlanStep, SourcePlan
+from dataclasses import dataclass
+
+from torchsmith.plan_model import PlannedFix, PlanStep, SourcePlan
 
 
-def plan_steps(
-    source: SourcePlan,
-    *,
-    cuda: str | None,
-    toolkit: str | None,
-    fixes: list[PlannedFix],
-    targets: list[str],
-    companions: list[CompanionPlan],
-    outputs: list[str],
-    repair: str | None,
-) -> list[PlanStep]:
-    steps = [PlanStep(name="fetch", what=f"{source.kind}: {source.location} {source.ref}".strip())]
+@dataclass(frozen=True)
+class StepInputs:
+    """The decisions the step list depends on."""
+
+    source: SourcePlan
+    cuda: str | None
+    toolkit: str | None
+    fixes: list[PlannedFix]
+    targets: list[str]
+    outputs: list[str]
+
+
+def _fetch(source: SourcePlan) -> list[PlanStep]:
+    what = f"{source.kind}: {source.location} {source.ref}".strip()
     if source.kind == "git":
-        steps.append(PlanStep(name="submodules", what="git submodule update --init --recursive"))
-    if cuda is not None:
-        steps.append(PlanStep(name="toolchain", what=f"CUDA {cuda} toolkit from {toolkit}"))
-    if fixes:
-        steps.append(PlanStep(name="fixes", what=", ".join(f.id for f in fixes)))
-    steps += [
-        PlanStep(name="environment", what="isolated Python env with the tree's build requirements"),
-        PlanStep(name="configure", what="CMake configure (setup.py --cmake-only or cmake)"),
-        PlanStep(name="codegen", what="ATen / autograd code generation"),
-    ]
-    if targets:
-        steps.append(PlanStep(name="compile", what=f"only CMake targets: {', '.join(targets)}"))
-        steps.append(PlanStep(name="publish", what="manifest of the partial build"))
-        return steps
-    steps.append(PlanStep(name="compile", what="every target, ninja"))
-    steps.append(PlanStep(name="package", what="torch wheel"))
-    if repair:
-        steps.append(PlanStep(name="repair", what=repair))
-    steps.append(PlanStep(name="verify", what="inspect the wheel against this plan; smoke tests"))
-    steps += [PlanStep(name="companion", what=f"{c.name} {c.version}") for c in companions]
-    steps.append(PlanStep(name="publish", what=f"{', '.join(outputs)} + manifest, atomically"))
+        what += " (with its submodules)"
+    steps = [PlanStep(name="fetch", what=what)]
+    if not source.in_place:
+        steps.append(PlanStep(name="copy", what="the workspace's own copy of the tree (made once)"))
     return steps
+
+
+def _prepare(inputs: StepInputs) -> list[PlanStep]:
+    steps = []
+    if inputs.cuda is not None:
+        steps.append(PlanStep(name="toolchain", what=f"CUDA {inputs.cuda} from {inputs.toolkit}"))
+    steps.append(
+        PlanStep(name="environment", what="isolated Python env with the tree's build requirements")
+    )
+    if inputs.fixes:
+        # after the environment: fix commands (e.g. `pip install "numpy<2"`) act on it
+        steps.append(PlanStep(name="fixes", what=", ".join(f.id for f in inputs.fixes)))
+    steps.append(
+        PlanStep(name="configure", what="CMake configure, with ATen/autograd code generation")
+    )
+    return steps
+
+
+def _finish(inputs: StepInputs) -> list[PlanStep]:
+    if inputs.targets:
+        return [
+            PlanStep(name="compile", what=f"only CMake targets: {', '.join(inputs.targets)}"),
+            PlanStep(name="publish", what="manifest of the partial build"),
+        ]
+    return [
+        PlanStep(name="compile", what="every target, ninja"),
+        PlanStep(name="package", what="torch wheel"),
+        PlanStep(name="verify", what="inspect the wheel against this plan; smoke tests"),
+        PlanStep(name="publish", what=f"{', '.join(inputs.outputs)} + manifest, atomically"),
+    ]
+
+
+def plan_steps(inputs: StepInputs) -> list[PlanStep]:
+    return [*_fetch(inputs.source), *_prepare(inputs), *_finish(inputs)]

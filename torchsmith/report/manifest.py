@@ -62,6 +62,7 @@ class ManifestInputs:
     toolkit: Mapping[str, Any] | None = None
     verify: Mapping[str, Any] | None = None
     result_warnings: Sequence[str] = ()
+    executed_steps: Sequence[str] = ()
 
 
 def build_manifest(inputs: ManifestInputs) -> dict[str, Any]:
@@ -89,6 +90,7 @@ def build_manifest(inputs: ManifestInputs) -> dict[str, Any]:
         "toolkit": dict(inputs.toolkit) if inputs.toolkit else None,
         "verify": dict(inputs.verify) if inputs.verify else None,
         "result_warnings": list(inputs.result_warnings),
+        "executed_steps": list(inputs.executed_steps),
     }
 
 

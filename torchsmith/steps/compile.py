@@ -8,26 +8,15 @@ stopped. The compiler cache's statistics are read before and after, for the hit 
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
 from pathlib import Path
 
 from torchsmith.cache import CacheStats
 from torchsmith.report.ninja import NinjaStatus, parse_status
 from torchsmith.report.progress import Reporter
-from torchsmith.steps.configure import build_dir
 from torchsmith.steps.context import BuildContext
-from torchsmith.steps.environment import BuildEnv
+from torchsmith.steps.state import BuildEnv, BuildState, CompileResult, build_dir
 
 STAGE = "compile"
-
-
-@dataclass(frozen=True)
-class CompileResult:
-    targets: list[str]
-    edges_run: int
-    edges_total: int
-    seconds_by_kind: dict[str, float]
-    cache: CacheStats | None
 
 
 class NinjaWatcher:
@@ -84,3 +73,8 @@ def compile_targets(ctx: BuildContext, tree: Path, benv: BuildEnv) -> CompileRes
         seconds_by_kind={k: round(v, 1) for k, v in sorted(watcher.seconds.items())},
         cache=stats,
     )
+
+
+def run(ctx: BuildContext, state: BuildState) -> None:
+    """Step ``compile``."""
+    state.compiled = compile_targets(ctx, state.need_tree(), state.need_benv())

@@ -12,7 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from torchsmith.steps.context import BuildContext
-from torchsmith.steps.environment import BuildEnv
+from torchsmith.steps.state import BuildEnv, BuildState, build_dir
 
 STAGE = "configure"
 
@@ -32,10 +32,6 @@ CACHE_KEYS = frozenset(
         "CMAKE_INSTALL_PREFIX",
     }
 )
-
-
-def build_dir(tree: Path) -> Path:
-    return tree / "build"
 
 
 def configure_command(tree: Path, benv: BuildEnv, cmake_args: list[str]) -> list[str]:
@@ -78,3 +74,8 @@ def read_cmake_cache(tree: Path) -> dict[str, str]:
     if not path.is_file():
         return {}
     return cache_values_that_matter(parse_cmake_cache(path.read_text(errors="replace")))
+
+
+def run(ctx: BuildContext, state: BuildState) -> None:
+    """Step ``configure``."""
+    configure(ctx, state.need_tree(), state.need_benv())

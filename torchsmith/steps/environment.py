@@ -10,17 +10,17 @@ cannot configure old releases) and so is the ``dataclasses`` back-port (stdlib s
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import sys
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
 
 from torchsmith.cache import CompilerCache, make_cache
 from torchsmith.plan_model import BuildPlan
 from torchsmith.report.ninja import NINJA_STATUS
 from torchsmith.steps.context import BuildContext
-from torchsmith.steps.preflight import Toolchain
+from torchsmith.steps.state import BuildEnv, BuildState, Toolchain
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -32,16 +32,6 @@ _NAME = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)")
 _SKIP_ALWAYS = frozenset({"dataclasses"})
 _SYSTEM_TOOLS = frozenset({"cmake", "ninja"})
 _DROP = ("PYTHONPATH", "PYTHONHOME", "VIRTUAL_ENV", "CONDA_PREFIX")
-
-
-@dataclass(frozen=True)
-class BuildEnv:
-    """The Python and the variables every later stage runs with."""
-
-    python: Path
-    env: dict[str, str]
-    cache: CompilerCache
-    set_keys: frozenset[str]
 
 
 def read_build_requirements(tree: Path) -> list[str]:
@@ -123,6 +113,8 @@ def prepare_environment(
     (the executor's environment, plus the CUDA toolkit's variables for CUDA builds)."""
     venv = ctx.workspace.venv
     cache = make_cache(str(ctx.plan.cache.value), ctx.options.cache_root, tools.cache)
+    if ctx.plan.cache_dir:  # the spec's cache_dir (a shared directory, say)
+        cache = dataclasses.replace(cache, directory=Path(ctx.plan.cache_dir).expanduser())
     base = ctx.executor.environment() if base is None else base
     env, keys = compose_env(base, ctx.plan, tools, venv, cache)
     if not ctx.workspace.is_done(STAGE):
@@ -130,3 +122,8 @@ def prepare_environment(
             _make_venv(ctx, tools, tree, env)
         ctx.workspace.mark_done(STAGE)
     return BuildEnv(venv / "bin" / "python", env, cache, keys)
+
+
+def run(ctx: BuildContext, state: BuildState) -> None:
+    """Step ``environment``."""
+    state.benv = prepare_environment(ctx, state.tools, state.need_tree(), state.build_env_base())

@@ -16,6 +16,7 @@ from pathlib import Path
 from torchsmith.errors import PlanError, Problem
 from torchsmith.plan_model import PlannedFix
 from torchsmith.steps.context import BuildContext
+from torchsmith.steps.state import BuildState
 
 STAGE = "fixes"
 
@@ -74,3 +75,9 @@ def apply_fixes(
             applied.append(record)
     ctx.workspace.mark_done(STAGE, {"fixes": applied})
     return applied
+
+
+def run(ctx: BuildContext, state: BuildState) -> None:
+    """Step ``fixes``: after ``environment``, so fix commands act on the build's Python."""
+    details = state.need_fetched().details
+    state.fixes = apply_fixes(ctx, state.need_tree(), state.need_benv().env, details)

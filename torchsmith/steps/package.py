@@ -12,7 +12,7 @@ from pathlib import Path
 
 from torchsmith.errors import BuildError
 from torchsmith.steps.context import BuildContext
-from torchsmith.steps.environment import BuildEnv
+from torchsmith.steps.state import BuildEnv, BuildState
 
 STAGE = "package"
 
@@ -46,3 +46,8 @@ def make_wheel(ctx: BuildContext, tree: Path, benv: BuildEnv) -> Path:
             log_path=str(ctx.log(STAGE)),
         )
     return wheel
+
+
+def run(ctx: BuildContext, state: BuildState) -> None:
+    """Step ``package``."""
+    state.wheel = make_wheel(ctx, state.need_tree(), state.need_benv())

@@ -6,29 +6,16 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from torchsmith.backends.base import Executor
 from torchsmith.errors import HostError
 from torchsmith.host.probe import probe_host
 from torchsmith.plan_model import BuildPlan
+from torchsmith.steps.state import Toolchain
 from torchsmith.toolchains.compiler import install_compiler, install_hint
 
 _CXX = {"gcc": "g++", "clang": "clang++"}
-
-
-@dataclass(frozen=True)
-class Toolchain:
-    """The programs the build uses, as full paths, and their versions (for the manifest)."""
-
-    cc: str
-    cxx: str
-    cmake: str
-    ninja: str
-    python: str
-    cache: str | None
-    versions: dict[str, str] = field(default_factory=dict)
 
 
 def compiler_candidates(label: str) -> list[tuple[str, str]]:

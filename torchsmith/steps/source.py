@@ -7,40 +7,27 @@ workspace's ``src/`` copy, made once and atomically. ``--in-place`` builds in th
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
-from torchsmith.errors import SourceError
+from torchsmith.sources import fetch_source
 from torchsmith.sources.base import SourceTree
+from torchsmith.sources.version_check import check_tree_version
 from torchsmith.steps.context import BuildContext
-
-FetchSource = Callable[..., SourceTree]
-
-
-def _fetcher() -> FetchSource:
-    try:
-        module: Any = importlib.import_module("torchsmith.sources")
-        fetch: FetchSource = module.fetch_source
-    except (ImportError, AttributeError) as exc:
-        raise SourceError(
-            "this torchsmith has no source providers (torchsmith.sources.fetch_source)",
-            "update torchsmith; meanwhile use a prepared tree with --source path:DIR",
-        ) from exc
-    return fetch
+from torchsmith.steps.state import BuildState
 
 
 def fetch(ctx: BuildContext, env: dict[str, str]) -> SourceTree:
     """The fetched source tree (providers cache their downloads under the cache root)."""
     with ctx.stage("fetch", f"{ctx.plan.source.kind} {ctx.plan.source.location}"):
-        tree = _fetcher()(
+        tree = fetch_source(
             ctx.plan.source,
             ctx.options.cache_root / "sources",
             env,
             install_deps=ctx.options.install_deps,
             on_line=_logger(ctx.log("fetch")),
         )
+        check_tree_version(tree, str(ctx.plan.torch.value))
     ctx.reporter.message(f"source {tree.kind} {tree.version} at {tree.root} ({tree.identity})")
     return tree
 
@@ -65,3 +52,13 @@ def build_tree(ctx: BuildContext, tree: SourceTree) -> Path:
     with ctx.stage("copy", f"source → {dest}"):
         ctx.executor.copy_in(tree.root, dest)
     return dest
+
+
+def run_fetch(ctx: BuildContext, state: BuildState) -> None:
+    """Step ``fetch``."""
+    state.fetched = fetch(ctx, state.base_env)
+
+
+def run_copy(ctx: BuildContext, state: BuildState) -> None:
+    """Step ``copy``: the tree the later steps build in."""
+    state.tree = build_tree(ctx, state.need_fetched())

@@ -6,23 +6,16 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from torchsmith.errors import HostError
 from torchsmith.host.probe import probe_host
 from torchsmith.steps.context import BuildContext
+from torchsmith.steps.state import BuildState, Toolkit
 from torchsmith.toolchains.cuda.base import ProvideContext
 from torchsmith.toolchains.provision import provider_named, toolkit_build_env
 
 STAGE = "toolchain"
-
-
-@dataclass(frozen=True)
-class Toolkit:
-    env: dict[str, str]
-    record: dict[str, Any] | None
 
 
 def provision(ctx: BuildContext, base: Mapping[str, str]) -> Toolkit:
@@ -52,3 +45,8 @@ def provision(ctx: BuildContext, base: Mapping[str, str]) -> Toolkit:
 
 def toolkit_root(toolkit: Toolkit) -> Path | None:
     return Path(toolkit.record["root"]) if toolkit.record else None
+
+
+def run(ctx: BuildContext, state: BuildState) -> None:
+    """Step ``toolchain``."""
+    state.toolkit = provision(ctx, state.base_env)

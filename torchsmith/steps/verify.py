@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from torchsmith.steps.context import BuildContext
-from torchsmith.steps.environment import BuildEnv
+from torchsmith.steps.state import BuildEnv, BuildState
 from torchsmith.verify import verify_artifact
 from torchsmith.verify.smoke import SmokeOptions
 
@@ -32,3 +32,11 @@ def verify_wheel(
         "checks": len(verdict.checks) + len(verdict.smoke),
         "warnings": [f"{c.name}: {c.detail}" for c in verdict.warnings],
     }
+
+
+def run(ctx: BuildContext, state: BuildState) -> None:
+    """Step ``verify`` (``--no-verify`` keeps it in the plan and says that it was skipped)."""
+    if not ctx.options.verify:
+        ctx.reporter.message("verify: skipped (--no-verify); the wheel is published unverified")
+        return
+    state.verified = verify_wheel(ctx, state.need_wheel(), state.need_benv(), state.tools.python)

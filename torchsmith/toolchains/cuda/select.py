@@ -13,9 +13,10 @@ from torchsmith.toolchains.cuda.pypi import PypiProvider
 from torchsmith.toolchains.cuda.system import SystemProvider
 
 # Where toolkits of any version come from when no provider of ours has it.
+# (torchsmith's own container backend is not carried out yet: planner/support.py)
 ELSEWHERE = (
-    "the container backend with an NVIDIA CUDA image (--backend docker, "
-    "nvidia/cuda:{cuda}.*-devel; https://hub.docker.com/r/nvidia/cuda)",
+    "a container you start yourself from an NVIDIA CUDA image (nvidia/cuda:{cuda}.*-devel; "
+    "https://hub.docker.com/r/nvidia/cuda), running torchsmith inside it with --toolkit system",
     "NVIDIA's apt/dnf repository (cuda-toolkit-{dash}; "
     "https://developer.download.nvidia.com/compute/cuda/repos/)",
     "conda (conda install -c nvidia cuda-nvcc={cuda} cuda-cudart-dev={cuda}; "

@@ -1,0 +1,112 @@
+"""What the build pipeline carries out today, as data, and the plan-time refusal of everything
+else. "Accepted means done": a backend, output, companion or linking mode the pipeline cannot
+run is refused here, before anything is downloaded, with the way out — never dropped silently.
+
+:data:`PIPELINE` is checked against the real registries by tests (the step registry of
+:mod:`torchsmith.steps.pipeline`, the executors of :mod:`torchsmith.backends`), so a new step,
+output or backend is one implementation plus one entry here. This module starts no process.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import get_args
+
+from torchsmith.plan_model import StepName
+from torchsmith.planner.context import Ctx
+from torchsmith.spec import Backend, Output
+
+ISSUES = {
+    "companion": "companion libraries are planned but not yet built (the `companion` step)",
+    "container": "builds in a container (docker, podman, buildah, apptainer) are not carried "
+    "out yet",
+    "output": "only wheels are produced yet (conda packages, images and installs are planned "
+    "outputs of later versions)",
+    "repair": "wheels are not yet repaired (RPATHs onto the nvidia-* pip packages)",
+}
+
+
+@dataclass(frozen=True)
+class Capabilities:
+    """The backends, outputs and steps one pipeline can carry out."""
+
+    backends: frozenset[str]
+    outputs: frozenset[str]
+    steps: frozenset[str]
+    companions: bool = False
+    repair: bool = False
+
+
+PIPELINE = Capabilities(
+    backends=frozenset({"local"}),
+    outputs=frozenset({"wheel"}),
+    steps=frozenset(get_args(StepName)),
+)
+"""What ``torchsmith build`` runs today."""
+
+KNOWLEDGE_ONLY = Capabilities(
+    backends=frozenset(get_args(Backend)),
+    outputs=frozenset(get_args(Output)),
+    steps=frozenset(get_args(StepName)),
+    companions=True,
+    repair=True,
+)
+"""Everything the spec can express: for tests of the planner's knowledge (what a plan *would*
+hold), never for a build."""
+
+
+def refuse_unsupported(ctx: Ctx, can: Capabilities, linking_cuda: object) -> None:
+    """Add a problem for every request ``can`` cannot carry out."""
+    _backend(ctx, can)
+    _outputs(ctx, can)
+    _companions(ctx, can)
+    if linking_cuda == "pip-deps" and not can.repair:
+        ctx.problem(
+            f"linking cuda=pip-deps: {ISSUES['repair']}",
+            "link CUDA dynamically against the toolkit (--link cuda=dynamic) or statically "
+            "(--link cuda=static)",
+            "linking.cuda",
+        )
+
+
+def _backend(ctx: Ctx, can: Capabilities) -> None:
+    backend = ctx.spec.backend
+    if backend in can.backends:
+        if ctx.spec.toolkit == "container":
+            ctx.problem(
+                f"toolkit 'container': {ISSUES['container']}",
+                "take the toolkit from this machine (--toolkit auto, system, pypi or apt)",
+                "toolkit",
+            )
+        return
+    ctx.problem(
+        f"backend {backend!r}: {ISSUES['container']}",
+        f"build on this machine (--backend {' / '.join(sorted(can.backends))}); "
+        "`torchsmith plan --backend local` shows what this host can build",
+        "backend",
+    )
+
+
+def _outputs(ctx: Ctx, can: Capabilities) -> None:
+    missing = [o for o in ctx.spec.outputs if o not in can.outputs]
+    if missing:
+        ctx.problem(
+            f"outputs {', '.join(missing)}: {ISSUES['output']}",
+            f"ask for {' / '.join(sorted(can.outputs))} (--output wheel)",
+            "outputs",
+        )
+
+
+def _companions(ctx: Ctx, can: Capabilities) -> None:
+    if ctx.spec.companions and not can.companions:
+        ctx.problem(
+            f"companions {', '.join(ctx.spec.companions)}: {ISSUES['companion']}",
+            "build torch alone now (drop --with); `torchsmith kb release VERSION` names the "
+            "companion versions that match it",
+            "companions",
+        )
+
+
+def unsupported_backend_names(can: Capabilities) -> list[str]:
+    """The spec's backends this pipeline refuses (for help texts and docs)."""
+    return [b for b in get_args(Backend) if b not in can.backends]

@@ -1,0 +1,102 @@
+"""Step ``publish``: the wheel into the output directory, atomically, with the build's manifest
+(plan, source identity, toolchain versions, environment, CMake cache values, stage times, cache
+hits, sha256s); for a partial build (``--target``) the manifest of the targets' files."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from torchsmith.cache import launcher_env_keys
+from torchsmith.doctor import warnings_that_changed_result
+from torchsmith.doctor.context import context_from
+from torchsmith.report.manifest import (
+    ManifestInputs,
+    artifact_record,
+    build_manifest,
+    cache_record,
+    manifest_name,
+    source_record,
+)
+from torchsmith.steps.artifacts import partial_artifacts
+from torchsmith.steps.configure import read_cmake_cache
+from torchsmith.steps.context import BuildContext, effective_env
+from torchsmith.steps.publish import publish_file, publish_manifest, remove_stale_temporaries
+from torchsmith.steps.state import BuildState, build_dir
+
+STAGE = "publish"
+
+
+def result_warnings(ctx: BuildContext) -> list[str]:
+    """Warnings in the configure/compile logs that mean a feature was quietly switched off."""
+    context = context_from(ctx.plan.model_dump(mode="json"))
+    found: list[str] = []
+    for stage in ("configure", "compile"):
+        log = ctx.log(stage)
+        if log.is_file():
+            found += [f"{w.title}: {w.fix}" for w in warnings_that_changed_result(log, context)]
+    return list(dict.fromkeys(found))
+
+
+def _ninja(state: BuildState) -> dict[str, Any]:
+    compiled = state.need_compiled()
+    return {
+        "targets": compiled.targets,
+        "edges_run": compiled.edges_run,
+        "edges_total": compiled.edges_total,
+        "seconds_by_kind": compiled.seconds_by_kind,
+    }
+
+
+def manifest_of(ctx: BuildContext, state: BuildState) -> dict[str, Any]:
+    benv, tree = state.need_benv(), state.need_tree()
+    keys = set(benv.set_keys) - {"PATH"}
+    keys |= set(launcher_env_keys(benv.env))
+    return build_manifest(
+        ManifestInputs(
+            plan=ctx.plan,
+            source=source_record(state.need_fetched(), tree),
+            toolchain=state.tools.versions,
+            env=effective_env(benv.env, keys),
+            cmake_cache=read_cmake_cache(tree),
+            stages=ctx.timings,
+            stages_all_runs=ctx.workspace.timings(),
+            ninja=_ninja(state),
+            compiler_cache=cache_record(benv.cache.kind, state.need_compiled().cache),
+            fixes=state.fixes,
+            artifacts=state.artifacts,
+            workspace=ctx.workspace.root,
+            toolkit=state.toolkit.record if state.toolkit else None,
+            verify=state.verified,
+            result_warnings=result_warnings(ctx),
+            executed_steps=list(state.executed),
+        )
+    )
+
+
+def _partial(ctx: BuildContext, state: BuildState) -> None:
+    state.artifacts = partial_artifacts(build_dir(state.need_tree()), list(ctx.plan.targets))
+    with ctx.stage(STAGE, f"manifest of {', '.join(ctx.plan.targets)}"):
+        state.manifest = manifest_of(ctx, state)
+        name = manifest_name(ctx.plan, None)
+        dirs = [ctx.workspace.root, ctx.options.output_dir]
+        state.manifest_paths = publish_manifest(state.manifest, dirs, name)
+
+
+def _wheel(ctx: BuildContext, state: BuildState) -> None:
+    wheel, out = state.need_wheel(), ctx.options.output_dir
+    with ctx.stage(STAGE, f"{wheel.name} → {out}"):
+        out.mkdir(parents=True, exist_ok=True)
+        remove_stale_temporaries(out)
+        state.artifacts = [artifact_record(wheel)]
+        state.published = [publish_file(wheel, out)]
+        state.manifest = manifest_of(ctx, state)
+        name = manifest_name(ctx.plan, wheel)
+        state.manifest_paths = publish_manifest(state.manifest, [out, ctx.workspace.root], name)
+
+
+def run(ctx: BuildContext, state: BuildState) -> None:
+    """Step ``publish``."""
+    if ctx.partial:
+        _partial(ctx, state)
+    else:
+        _wheel(ctx, state)
