@@ -14,7 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from torchsmith.host import HostFacts, probe_host, select_compiler, select_cuda, select_python
+from torchsmith.host import HostFacts, select_compiler, select_cuda, select_python
+from torchsmith.host.probe import probe_host
 
 REPO = Path(__file__).resolve().parents[2]
 

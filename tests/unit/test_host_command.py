@@ -10,7 +10,8 @@ import pytest
 
 from torchsmith import cli
 from torchsmith.commands import host as host_cmd
-from torchsmith.host import HostFacts, _run, probe_host
+from torchsmith.host import HostFacts, _run
+from torchsmith.host.probe import probe_host
 
 DEV = Path(__file__).resolve().parents[1] / "fixtures" / "device-h100"
 

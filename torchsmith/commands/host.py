@@ -12,7 +12,8 @@ from rich.markup import escape
 from rich.table import Table
 
 from torchsmith.console import out, print_json
-from torchsmith.host import HostFacts, probe_host
+from torchsmith.host import HostFacts
+from torchsmith.host.probe import probe_host
 
 
 def _table(title: str, columns: tuple[str, ...], rows: Sequence[tuple[str, ...]]) -> Table:

@@ -8,13 +8,11 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
 
 from torchsmith.host import parse
 from torchsmith.host._run import ProbeError, parallel, query, which
-from torchsmith.host.model import Compiler
+from torchsmith.host.model import Compiler, Family
 
-Family = Literal["gcc", "clang"]
 GCC_MAJORS = range(15, 4, -1)
 CLANG_MAJORS = range(21, 5, -1)
 EXTRA_DIRS = (Path("/usr/bin"), Path("/usr/local/bin"))

@@ -18,8 +18,12 @@ class Tool(_Frozen):
     version: str | None = Field(None, description="None when the version could not be read")
 
 
+Family = Literal["gcc", "clang"]
+"""Compiler families the planner chooses between."""
+
+
 class Compiler(_Frozen):
-    family: Literal["gcc", "clang"]
+    family: Family
     version: str = Field(description="full version, e.g. '12.2.0'")
     cc: str = Field(description="path of the C compiler")
     cxx: str | None = Field(None, description="path of the C++ compiler, None if missing")

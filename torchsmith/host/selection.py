@@ -12,8 +12,7 @@ from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
 from torchsmith.errors import HostError, UsageError
-from torchsmith.host.compilers import Family
-from torchsmith.host.model import Compiler, CudaToolkit, HostFacts, PythonInfo
+from torchsmith.host.model import Compiler, CudaToolkit, Family, HostFacts, PythonInfo
 
 
 def _version(text: str) -> Version:

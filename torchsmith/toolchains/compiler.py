@@ -16,8 +16,7 @@ from pathlib import Path
 
 from torchsmith import proc
 from torchsmith.errors import HostError, PlanError, Problem, UsageError
-from torchsmith.host.compilers import Family
-from torchsmith.host.model import Compiler, HostFacts
+from torchsmith.host.model import Compiler, Family, HostFacts
 from torchsmith.host.selection import select_compiler
 from torchsmith.kb.models import CudaRelease, Release
 
