@@ -114,6 +114,11 @@ class KnowledgeBase:
                 return entry
         return None
 
+    def release_arch_lists(self, torch: str) -> list[OfficialArchList]:
+        """Every official arch list of one release (one per CUDA variant)."""
+        tv = version_key(torch)
+        return [e for e in self.arch_lists if tv in SpecifierSet(e.torch)]
+
     def arch_suffix(self, suffix: str) -> ArchSuffix | None:
         return next((a for a in self.arch_suffixes if a.suffix == suffix), None)
 
@@ -130,6 +135,22 @@ class KnowledgeBase:
             (f"did you mean {', '.join(close)}? " if close else "")
             + "or give its compute capability directly, e.g. --gpu 8.6",
         )
+
+    def compute_capability(self, cc: str) -> tuple[list[Gpu], list[str]]:
+        """The GPUs of compute capability ``cc`` ('8.6') and the CUDA versions that compile it;
+        :class:`UnknownEntryError` when the knowledge base knows neither."""
+        wanted = cc.strip().removesuffix("+PTX").removeprefix("sm_")
+        if re.fullmatch(r"\d{2,3}", wanted):
+            wanted = f"{wanted[:-1]}.{wanted[-1]}"
+        gpus = [g for g in self.gpus if g.compute_capability == wanted]
+        cudas = [c.version for c in self.cuda_releases if wanted in c.archs]
+        if not gpus and not cudas:
+            known = sorted({g.compute_capability for g in self.gpus}, key=version_key)
+            raise UnknownEntryError(
+                f"compute capability {cc!r} is not one the knowledge base knows",
+                f"known compute capabilities: {', '.join(known)}",
+            )
+        return gpus, cudas
 
     def debian_package(self, package: str, upstream: str) -> DebianPackage:
         for pkg in self.debian_packages:
@@ -158,9 +179,7 @@ Records = dict[str, list[tuple[str, dict[str, Any]]]]
 
 def _data_files() -> list[Any]:
     data_dir = resources.files("torchsmith.kb") / "data"
-    return sorted(
-        (e for e in data_dir.iterdir() if e.name.endswith(".toml")), key=lambda e: e.name
-    )
+    return sorted((e for e in data_dir.iterdir() if e.name.endswith(".toml")), key=lambda e: e.name)
 
 
 def data_hash() -> str:

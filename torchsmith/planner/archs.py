@@ -11,6 +11,7 @@ from torchsmith.errors import UnknownEntryError
 from torchsmith.kb.models import CudaRelease
 from torchsmith.plan_model import Decision
 from torchsmith.planner.context import Ctx, decide
+from torchsmith.planner.toolchain import newest_cuda, releases_with_cuda
 
 _CC = re.compile(r"^(\d+)\.(\d+)([af]?)(\+PTX)?$", re.IGNORECASE)
 _SM = re.compile(r"^(?:sm_|compute_)(\d+?)(\d)([af]?)$", re.IGNORECASE)
@@ -137,6 +138,46 @@ def _check_buildable(ctx: Ctx, entries: list[str], cuda: CudaRelease) -> list[st
     return ok
 
 
+def _cc_tuple(cc: str) -> tuple[int, int]:
+    major, minor = base_cc(cc).split(".")
+    return int(major), int(minor)
+
+
+def release_max_arch(ctx: Ctx) -> str | None:
+    """The newest target of the release's official binaries (KB arch lists), if known."""
+    rel = ctx.release
+    if rel is None or rel.torch == "main":
+        return None
+    entries = [e for a in ctx.kb.release_arch_lists(rel.torch) for e in a.arch_list.split(";")]
+    ccs = [base_cc(c) for c in (_canon(e) for e in entries) if c]
+    return max(ccs, key=_cc_tuple) if ccs else None
+
+
+def _check_release_era(ctx: Ctx, entries: list[str]) -> None:
+    """Targets newer than the release knew: refused when they need a CUDA major the release was
+    never built with (see toolchain.CUDA_MAJOR_MARGIN), otherwise a warning."""
+    rel, top = ctx.release, release_max_arch(ctx)
+    newest = newest_cuda(rel) if rel else None
+    if rel is None or top is None or newest is None:
+        return
+    for cc in sorted({base_cc(e) for e in entries if _cc_tuple(e) > _cc_tuple(top)}, key=_cc_tuple):
+        first = min(_cudas_for(ctx, cc), key=Version, default=None)
+        if first is not None and Version(first).major > Version(newest).major:
+            ctx.problem(
+                f"sm_{cc.replace('.', '')} is newer than any GPU torch {rel.torch} knew: its "
+                f"official binaries stop at {top}, and {cc} needs CUDA ≥ {first}, a CUDA major "
+                f"torch {rel.torch} was never built with (its CUDA: {', '.join(rel.cuda)})",
+                f"drop {cc} (the newest target torch {rel.torch} knew is {top}), or use "
+                f"{releases_with_cuda(ctx, first)}",
+                "gpus",
+            )
+        else:
+            ctx.warnings.append(
+                f"GPU target {cc} is newer than torch {rel.torch}'s official targets (up to "
+                f"{top}): untested; the known fixes for it, if any, are listed in the plan"
+            )
+
+
 def _apply_ptx(entries: list[str], policy: str) -> list[str]:
     if policy == "none":
         return [e.removesuffix("+PTX") for e in entries]
@@ -173,6 +214,7 @@ def resolve_archs(ctx: Ctx, cuda: CudaRelease | None) -> Decision:
         targets = ["official"]
     entries = [e for t in targets for e in _expand(ctx, t, cuda.version)]
     entries = _apply_ptx(_dedupe(_check_buildable(ctx, entries, cuda)), ctx.spec.ptx)
+    _check_release_era(ctx, entries)
     if origin == "default":
         return decide(entries, "kb", "default: the official binaries' arch list for this release")
     return decide(entries, "user", f"from {', '.join(ctx.spec.gpus)} (PTX policy {ctx.spec.ptx})")

@@ -9,7 +9,7 @@ from packaging.version import Version
 
 from torchsmith.errors import PlanError, UnknownEntryError
 from torchsmith.host.model import Compiler
-from torchsmith.kb.models import CudaRelease, Fix
+from torchsmith.kb.models import CudaRelease, Fix, Release
 from torchsmith.plan_model import Decision
 from torchsmith.planner.context import Ctx, decide
 from torchsmith.toolchains.cuda.select import select_toolkit
@@ -38,12 +38,58 @@ def resolve_cuda(ctx: Ctx) -> tuple[Decision, CudaRelease | None]:
             "accelerator",
         )
     if rel and rel.cuda and cuda not in rel.cuda:
-        ctx.warnings.append(
-            f"CUDA {cuda} is not among torch {rel.torch}'s official CUDA versions "
-            f"({', '.join(rel.cuda)}): an untested combination; the known fixes for it, if any, "
-            "are listed in the plan"
-        )
+        _unofficial_cuda(ctx, rel, cuda)
     return ctx.user("accelerator", cuda), info
+
+
+# A CUDA this many majors newer than a release's newest official CUDA is refused: the release
+# never met the APIs and GPU targets the majors in between removed. One major newer is untested
+# but plausible (seed 004: torch 1.13, made for 11.6/11.7, built with 11.8), hence a warning.
+CUDA_MAJOR_MARGIN = 2
+
+
+def _major(version: str) -> int:
+    return Version(version).major
+
+
+def newest_cuda(rel: Release) -> str | None:
+    """The newest CUDA of the release's official binaries (KB), if any."""
+    return max(rel.cuda, key=Version) if rel.cuda else None
+
+
+def releases_with_cuda(ctx: Ctx, cuda: str) -> str:
+    """The way out: the oldest release whose official binaries use this CUDA (or its major)."""
+    major = f"{_major(cuda)}.x"
+    for wanted, match in (
+        (cuda, lambda c: c == cuda),
+        (major, lambda c: _major(c) == _major(cuda)),
+    ):
+        found = [r.torch for r in ctx.kb.releases if r.torch != "main" and any(map(match, r.cuda))]
+        if found:
+            return (
+                f"torch {min(found, key=Version)} or newer (official binaries with CUDA {wanted})"
+            )
+    return "a newer torch release"
+
+
+def _unofficial_cuda(ctx: Ctx, rel: Release, cuda: str) -> None:
+    newest = newest_cuda(rel)
+    assert newest is not None
+    if _major(cuda) - _major(newest) >= CUDA_MAJOR_MARGIN:
+        ctx.problem(
+            f"torch {rel.torch} was released for CUDA {', '.join(rel.cuda)} (its official "
+            f"binaries); CUDA {cuda} is {_major(cuda) - _major(newest)} major versions newer, and "
+            "every CUDA major removes APIs and GPU targets that older releases use: this source "
+            "cannot build with it",
+            f"use --cuda {newest} with torch {rel.torch}, or {releases_with_cuda(ctx, cuda)}",
+            "accelerator",
+        )
+        return
+    ctx.warnings.append(
+        f"CUDA {cuda} is not among torch {rel.torch}'s official CUDA versions "
+        f"({', '.join(rel.cuda)}): an untested combination; the known fixes for it, if any, "
+        "are listed in the plan"
+    )
 
 
 def resolve_toolkit(ctx: Ctx, cuda: str | None) -> Decision:
