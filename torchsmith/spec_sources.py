@@ -146,19 +146,70 @@ def from_env(env: Mapping[str, str]) -> tuple[dict[str, Any], list[Problem]]:
     return flat, problems
 
 
-def from_file(path: Path) -> tuple[dict[str, Any], list[Problem]]:
+def _read_problem(path: Path, exc: Exception) -> Problem:
+    """The real reason a spec file cannot be read, and the fix that goes with it."""
+    if isinstance(exc, FileNotFoundError):
+        return Problem(f"spec file {path} does not exist", "check the path given to --spec")
+    if isinstance(exc, IsADirectoryError) or path.is_dir():
+        return Problem(f"spec file {path} is a directory", "give --spec a TOML file")
+    if isinstance(exc, UnicodeDecodeError):
+        return Problem(
+            f"spec file {path} is not UTF-8 text (byte {exc.start}: {exc.reason}); "
+            "is it a binary file?",
+            "give --spec a TOML text file (UTF-8)",
+        )
+    if isinstance(exc, PermissionError):
+        return Problem(f"cannot read spec file {path}: {exc}", "check its permissions")
+    return Problem(f"cannot read spec file {path}: {exc}", "check the path given to --spec")
+
+
+def _load_toml(path: Path) -> tuple[dict[str, Any] | None, list[Problem]]:
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        return {}, [Problem(f"spec file {path} does not exist", "check the path given to --spec")]
+        text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
-        return {}, [Problem(f"cannot read spec file {path}: {exc}", "check its permissions")]
+        return None, [_read_problem(path, exc)]
+    try:
+        return tomllib.loads(text), []
     except tomllib.TOMLDecodeError as exc:
-        return {}, [Problem(f"{path} is not valid TOML: {exc}", "fix the TOML syntax")]
+        return None, [Problem(f"{path} is not valid TOML: {exc}", "fix the TOML syntax")]
+    except RecursionError:
+        return None, [
+            Problem(
+                f"{path} nests arrays or tables too deeply to be a build spec",
+                "a spec is a few flat tables (see docs/options.md); fix the file",
+            )
+        ]
+
+
+def from_file(path: Path) -> tuple[dict[str, Any], list[Problem]]:
+    data, problems = _load_toml(path)
+    if data is None:
+        return {}, problems
     data.pop("schema", None)
     data = data.get("torchsmith", data) if isinstance(data.get("torchsmith"), dict) else data
     flat = _flatten(data, str(path))
     return flat, _check_keys(flat, str(path))
+
+
+def feature_switches(
+    enabled: tuple[str, ...], disabled: tuple[str, ...]
+) -> tuple[dict[str, bool], list[Problem]]:
+    """``--enable``/``--disable`` lists as ``features.*`` keys; a feature in both is an error
+    naming both flags (whichever came last would otherwise win silently)."""
+    names = {"enable": [n.replace("-", "_") for n in enabled]}
+    names["disable"] = [n.replace("-", "_") for n in disabled]
+    both = sorted(set(names["enable"]) & set(names["disable"]))
+    values = {f"features.{n}": True for n in names["enable"]}
+    values.update({f"features.{n}": False for n in names["disable"]})
+    problems = [
+        Problem(
+            f"--enable {n} and --disable {n} were both given",
+            f"keep one of them: --enable {n} turns it on, --disable {n} off",
+            field=f"features.{n}",
+        )
+        for n in both
+    ]
+    return {k: v for k, v in values.items() if k.removeprefix("features.") not in both}, problems
 
 
 def from_cli(values: Mapping[str, Any]) -> tuple[dict[str, Any], list[Problem]]:
@@ -199,6 +250,46 @@ def _validation_problems(exc: ValidationError, origins: Mapping[str, Origin]) ->
     return problems
 
 
+def _path_problem(kind: str, location: str, want_dir: bool) -> str | None:
+    path = Path(location).expanduser()
+    if not path.exists():
+        return f"{kind}:{location}: {path} does not exist"
+    if want_dir and not path.is_dir():
+        return f"{kind}:{location}: {path} is not a directory (path: takes a source tree)"
+    if not want_dir and path.is_dir():
+        return f"{kind}:{location}: {path} is a directory, not a file"
+    return None
+
+
+def _tarball_problem(location: str) -> str | None:
+    target = location.split("#sha256=", 1)[0]
+    if target.startswith("https://"):
+        return None
+    if "://" in target:
+        return f"tarball:{location}: only https:// URLs are fetched (a tarball is code you run)"
+    found = _path_problem("tarball", target, want_dir=False)
+    return found and f"{found}, and it is not an https:// URL either"
+
+
+def source_problems(source: str) -> list[Problem]:
+    """What can be checked of a ``path:``/``tarball:``/``bundle:`` source before anything runs:
+    the local file or directory exists (no process is started, nothing is downloaded)."""
+    kind, _, location = source.partition(":")
+    found = None
+    if kind == "path":
+        found = _path_problem(kind, location, want_dir=True)
+    elif kind == "bundle":
+        found = _path_problem(kind, location, want_dir=False)
+    elif kind == "tarball":
+        found = _tarball_problem(location)
+    fixes = {
+        "path": "give the directory of a PyTorch source tree (path:~/src/pytorch)",
+        "bundle": "give the file `torchsmith source bundle` wrote (bundle:torch-src.tar)",
+        "tarball": "give an https:// URL (optionally #sha256=HEX) or an existing .tar.* file",
+    }
+    return [Problem(found, fixes[kind], field="source")] if found else []
+
+
 def resolve_spec(
     *,
     file: Path | None = None,
@@ -230,6 +321,8 @@ def resolve_spec(
     except ValidationError as exc:
         problems += _validation_problems(exc, origins)
         spec = None
+    if spec is not None:
+        problems += source_problems(spec.source)
     if problems or spec is None:
         raise SpecError(problems, "fix the listed keys; `torchsmith plan --help` lists them all")
     return ResolvedSpec(spec, origins)

@@ -76,3 +76,57 @@ def test_torchsmith_table_is_accepted(tmp_path: Path) -> None:
 def test_generated_schema_and_options_have_not_drifted() -> None:
     assert SCHEMA_PATH.read_text() == spec_schema(), "run scripts/gen_docs.py"
     assert OPTIONS_DOC.read_text() == options_markdown(), "run scripts/gen_docs.py"
+
+
+@pytest.mark.parametrize(
+    ("source", "says"),
+    [
+        ("path:/nonexistent/pytorch", "/nonexistent/pytorch does not exist"),
+        ("path:{file}", "is not a directory"),
+        ("tarball:not-a-url", "not-a-url does not exist, and it is not an https:// URL either"),
+        ("tarball:http://example.org/t.tar.gz", "only https:// URLs are fetched"),
+        ("bundle:/nonexistent/torch-src.tar", "/nonexistent/torch-src.tar does not exist"),
+        ("bundle:{dir}", "is a directory, not a file"),
+    ],
+)
+def test_local_sources_are_checked_when_the_spec_is_read(
+    tmp_path: Path, source: str, says: str
+) -> None:
+    (tmp_path / "f.tar").write_bytes(b"x")
+    source = source.format(file=tmp_path / "f.tar", dir=tmp_path)
+    with pytest.raises(SpecError) as info:
+        resolve_spec(cli={"source": source})
+    assert says in info.value.render()
+    assert info.value.problems[0].field == "source"
+
+
+def test_existing_local_sources_and_https_tarballs_pass(tmp_path: Path) -> None:
+    (tmp_path / "t.tar.gz").write_bytes(b"x")
+    https = "tarball:https://example.org/pytorch-v2.5.1.tar.gz#sha256=" + "0" * 64
+    local = tmp_path / "t.tar.gz"
+    for source in (f"path:{tmp_path}", f"tarball:{local}", f"bundle:{local}", https):
+        assert resolve_spec(cli={"source": source}).spec.source == source
+
+
+@pytest.mark.parametrize(
+    ("content", "says"),
+    [
+        (b"\x7fELF\x02\x01\x01\x00\xff\xfe", "is not UTF-8 text"),
+        (b"a = " + b"[" * 100_000, "nests arrays or tables too deeply"),
+    ],
+)
+def test_binary_and_deeply_nested_spec_files_get_their_real_cause(
+    tmp_path: Path, content: bytes, says: str
+) -> None:
+    spec = tmp_path / "s.toml"
+    spec.write_bytes(content)
+    with pytest.raises(SpecError) as info:
+        resolve_spec(file=spec)
+    assert says in info.value.render()
+    assert "permissions" not in info.value.render()
+
+
+def test_a_directory_given_as_spec_file_is_named_as_such(tmp_path: Path) -> None:
+    with pytest.raises(SpecError) as info:
+        resolve_spec(file=tmp_path)
+    assert f"spec file {tmp_path} is a directory" in info.value.render()

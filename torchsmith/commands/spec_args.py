@@ -6,11 +6,21 @@ import argparse
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args
 
 from torchsmith.errors import Problem, SpecError
-from torchsmith.spec import Features, Linking
-from torchsmith.spec_sources import ResolvedSpec, resolve_spec
+from torchsmith.planner.support import PIPELINE
+from torchsmith.spec import (
+    Backend,
+    CacheKind,
+    Features,
+    Linking,
+    Output,
+    Preset,
+    PtxPolicy,
+    ToolkitProvider,
+)
+from torchsmith.spec_sources import ResolvedSpec, feature_switches, resolve_spec
 
 
 def _csv(values: list[str] | None) -> tuple[str, ...] | None:
@@ -41,8 +51,8 @@ def add_spec_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="TARGET",
         help="GPU name, compute capability (8.6, 8.6+PTX, 9.0a), native or official",
     )
-    g.add_argument("--ptx", choices=["asked", "newest", "none"], help="PTX policy")
-    g.add_argument("--preset", choices=["default", "official", "minimal"])
+    g.add_argument("--ptx", choices=get_args(PtxPolicy), help="PTX policy")
+    g.add_argument("--preset", choices=get_args(Preset))
     g.add_argument(
         "--enable",
         action="append",
@@ -56,7 +66,7 @@ def add_spec_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="LIB=MODE",
         help="cuda|cudnn|nccl = dynamic|static|pip-deps",
     )
-    g.add_argument("--toolkit", choices=["auto", "system", "pypi", "apt", "container"])
+    g.add_argument("--toolkit", choices=get_args(ToolkitProvider))
     g.add_argument("--compiler", help="gcc-11, clang-14, ...")
     abi = g.add_mutually_exclusive_group()
     abi.add_argument("--cxx11-abi", dest="cxx11_abi", action="store_true", default=None)
@@ -77,24 +87,28 @@ def add_spec_arguments(parser: argparse.ArgumentParser) -> None:
         help="build only this CMake target (repeatable)",
     )
     g.add_argument("--max-jobs", type=int, help="parallel compile jobs")
-    g.add_argument("--cache", choices=["ccache", "sccache", "none"])
+    g.add_argument("--cache", choices=get_args(CacheKind))
     g.add_argument("--cache-dir")
     g.add_argument(
         "--output",
         dest="outputs",
         action="append",
-        choices=["wheel", "conda", "docker-image", "install"],
+        choices=get_args(Output),
+        help=f"what to produce (carried out today: {', '.join(sorted(PIPELINE.outputs))})",
     )
     g.add_argument("--output-dir")
-    g.add_argument("--backend", choices=["local", "docker", "apptainer"])
+    g.add_argument(
+        "--backend",
+        choices=get_args(Backend),
+        help=f"where the build runs (carried out today: {', '.join(sorted(PIPELINE.backends))})",
+    )
     g.add_argument("--build-version", help="version baked into the wheel")
 
 
 def _switches(args: argparse.Namespace, problems: list[Problem]) -> dict[str, Any]:
-    values: dict[str, Any] = {}
-    for flag, on in (("enable", True), ("disable", False)):
-        for name in _csv(getattr(args, flag)) or ():
-            values[f"features.{name.replace('-', '_')}"] = on
+    switches, found = feature_switches(_csv(args.enable) or (), _csv(args.disable) or ())
+    values: dict[str, Any] = dict(switches)
+    problems += found
     for item in _csv(args.link) or ():
         lib, sep, mode = item.partition("=")
         if not sep or lib not in Linking.model_fields:
