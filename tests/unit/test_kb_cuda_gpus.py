@@ -242,3 +242,19 @@ def _spec(text: str) -> object:
     from packaging.specifiers import SpecifierSet
 
     return SpecifierSet(text)
+
+
+def test_kb_gpu_accepts_a_compute_capability(capsys: pytest.CaptureFixture[str]) -> None:
+    import json
+
+    from torchsmith.cli import main
+
+    assert main(["kb", "gpu", "8.6", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert "GeForce RTX 3090" in data["gpus"] or "RTX 3090" in data["gpus"]
+    assert "11.8" in data["cuda"] and "11.0" not in data["cuda"]
+    assert main(["kb", "gpu", "sm_90"]) == 0
+    assert main(["kb", "gpu", "9.9"]) == 6
+    err = capsys.readouterr().err
+    assert "compute capability '9.9' is not one the knowledge base knows" in err
+    assert "--gpu 8.6" not in err

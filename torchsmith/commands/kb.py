@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import re
 from typing import Any
 
 from rich.markup import escape
@@ -98,7 +99,27 @@ def _cuda(args: argparse.Namespace) -> int:
     return _show(args, f"CUDA {rel.version}", cuda_json(rel))
 
 
+_CC = re.compile(r"^(sm_\d{2,3}|\d{1,2}\.\d[af]?)(\+PTX)?$", re.IGNORECASE)
+
+
+def _capability(args: argparse.Namespace) -> int:
+    """`kb gpu 8.6`: the GPUs of that compute capability and the CUDA versions that build it."""
+    gpus, cudas = kbmod.load().compute_capability(args.name)
+    data = {
+        "compute_capability": args.name,
+        "gpus": [g.name for g in gpus],
+        "cuda": cudas,
+        "sources": {
+            "gpus": "; ".join(sorted({v for g in gpus for v in g.sources.values()})),
+            "cuda": "the archs of each CUDA record (`torchsmith kb cuda VERSION` names them)",
+        },
+    }
+    return _show(args, f"compute capability {args.name}", data)
+
+
 def _gpu(args: argparse.Namespace) -> int:
+    if _CC.match(args.name.strip()):
+        return _capability(args)
     gpu = kbmod.load().gpu(args.name)
     return _show(args, gpu.name, gpu_json(gpu))
 
@@ -126,7 +147,12 @@ def register(sub: Any) -> None:
     for name, func, arg, helptext in (
         ("release", _release, "version", "a torch release: companions, Python, CUDA, build facts"),
         ("cuda", _cuda, "version", "a CUDA release: host compiler limits, buildable archs"),
-        ("gpu", _gpu, "name", "a GPU model: compute capability"),
+        (
+            "gpu",
+            _gpu,
+            "name",
+            "a GPU model (its compute capability) or a compute capability (its GPUs)",
+        ),
     ):
         p = kinds.add_parser(name, help=helptext)
         p.add_argument(arg)
