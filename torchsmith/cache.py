@@ -12,9 +12,9 @@ import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
 
-CacheKind = Literal["ccache", "sccache", "none"]
+from torchsmith.spec import CacheKind
+
 _LANGS = ("C", "CXX", "CUDA")
 
 

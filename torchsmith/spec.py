@@ -17,6 +17,7 @@ Backend = Literal["local", "docker", "apptainer"]
 CacheKind = Literal["ccache", "sccache", "none"]
 Preset = Literal["default", "official", "minimal"]
 ToolkitProvider = Literal["auto", "system", "pypi", "apt", "container"]
+PtxPolicy = Literal["asked", "newest", "none"]
 Companion = Literal["torchvision", "torchaudio", "torchtext"]
 COMPANIONS: tuple[str, ...] = ("torchvision", "torchaudio", "torchtext")
 
@@ -93,7 +94,7 @@ class BuildSpec(_Strict):
         description="GPU targets: names ('RTX 4090'), compute capabilities ('8.6', '8.6+PTX', "
         "'9.0a'), 'native' (the GPUs on this machine) or 'official' (the release's own list).",
     )
-    ptx: Literal["asked", "newest", "none"] = Field(
+    ptx: PtxPolicy = Field(
         "asked",
         description="PTX policy: only where a target says '+PTX' ('asked'), also for the newest "
         "target ('newest', forward compatible), or never ('none').",
