@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import hashlib
 import json
-from typing import Any, Literal
+from typing import Generic, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from torchsmith.spec import Backend
+from torchsmith.spec import Backend, CacheKind, Linkage
 
 PLAN_SCHEMA_VERSION = 1
 DecisionOrigin = Literal["user", "default", "kb", "host", "fix"]
@@ -35,10 +35,13 @@ class _Frozen(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
-class Decision(_Frozen):
-    """One resolved value, where it came from and why."""
+T = TypeVar("T")
 
-    value: Any
+
+class Decision(_Frozen, Generic[T]):
+    """One resolved value (typed by the field that holds it), where it came from and why."""
+
+    value: T
     origin: DecisionOrigin
     reason: str
 
@@ -85,25 +88,25 @@ class PlanStep(_Frozen):
 
 class BuildPlan(_Frozen):
     schema_version: int = PLAN_SCHEMA_VERSION
-    torch: Decision
+    torch: Decision[str]
     tag: str
     source: SourcePlan
     companions: list[CompanionPlan]
-    python: Decision
-    cuda: Decision = Field(description="CUDA version, or None for a CPU build")
-    toolkit: Decision = Field(description="CUDA toolkit provider, None for CPU")
-    compiler: Decision = Field(description="host compiler, e.g. 'gcc-11'")
-    archs: Decision = Field(description="list of arch entries like '8.6', '9.0+PTX'")
+    python: Decision[str | None]
+    cuda: Decision[str | None] = Field(description="CUDA version, or None for a CPU build")
+    toolkit: Decision[str | None] = Field(description="CUDA toolkit provider, None for CPU")
+    compiler: Decision[str | None] = Field(description="host compiler, e.g. 'gcc-11'")
+    archs: Decision[list[str]] = Field(description="list of arch entries like '8.6', '9.0+PTX'")
     arch_list: str = Field(description="the TORCH_CUDA_ARCH_LIST value, '' for CPU")
-    features: dict[str, Decision]
-    linking: dict[str, Decision]
-    frontend: Decision
+    features: dict[str, Decision[bool | None]]
+    linking: dict[str, Decision[Linkage | None]]
+    frontend: Decision[str]
     env: list[EnvSetting]
     cmake_args: list[str]
-    max_jobs: Decision
-    max_jobs_cuda: Decision
-    disk_gb: Decision
-    cache: Decision
+    max_jobs: Decision[int]
+    max_jobs_cuda: Decision[int]
+    disk_gb: Decision[float]
+    cache: Decision[CacheKind]
     fixes: list[PlannedFix]
     targets: list[str]
     outputs: list[str]

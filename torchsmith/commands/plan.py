@@ -17,6 +17,7 @@ from torchsmith.console import out, print_json
 from torchsmith.errors import UsageError
 from torchsmith.host.model import HostFacts
 from torchsmith.plan import BuildPlan, resolve
+from torchsmith.plan_model import Decision
 
 
 def load_host(args: argparse.Namespace) -> HostFacts:
@@ -45,7 +46,7 @@ def _decisions_table(plan: BuildPlan) -> Table:
     table = Table(title=f"torchsmith plan {plan.plan_hash()}", show_lines=False)
     for col in ("what", "value", "from", "why"):
         table.add_column(col)
-    rows = [
+    rows: list[tuple[str, Decision[Any]]] = [
         ("torch", plan.torch), ("python", plan.python), ("cuda", plan.cuda),
         ("toolkit", plan.toolkit), ("compiler", plan.compiler), ("archs", plan.archs),
         ("frontend", plan.frontend), ("max_jobs", plan.max_jobs),

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import Any
 
 from torchsmith.errors import PlanError
 from torchsmith.host.model import HostFacts
@@ -29,7 +30,7 @@ from torchsmith.spec import BuildSpec
 from torchsmith.spec_sources import Origin, ResolvedSpec
 
 
-def _frontend(ctx: Ctx) -> Decision:
+def _frontend(ctx: Ctx) -> Decision[Any]:
     rel = ctx.release
     if rel is None:
         return decide("pep517", "default", "unknown release")
@@ -43,7 +44,7 @@ def _fail(ctx: Ctx) -> PlanError:
     return PlanError(ctx.problems, hint)
 
 
-def _cache(ctx: Ctx) -> Decision:
+def _cache(ctx: Ctx) -> Decision[Any]:
     # where the cache lives (plan.cache_dir) does not change the result: not in the hash
     if ctx.asked("cache"):
         return ctx.user("cache", ctx.spec.cache, "compiler cache (asked)")

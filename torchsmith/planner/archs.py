@@ -4,6 +4,7 @@ the +PTX policy, and refusal of archs the chosen CUDA cannot compile."""
 from __future__ import annotations
 
 import re
+from typing import Any
 
 from packaging.version import Version
 
@@ -199,7 +200,7 @@ def _dedupe(entries: list[str]) -> list[str]:
     return sorted(best.values(), key=_cc_key)
 
 
-def resolve_archs(ctx: Ctx, cuda: CudaRelease | None) -> Decision:
+def resolve_archs(ctx: Ctx, cuda: CudaRelease | None) -> Decision[Any]:
     targets = list(ctx.spec.gpus)
     if cuda is None:
         if targets:

@@ -3,6 +3,8 @@ later entries (fixes) override earlier ones of the same name."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from torchsmith.plan_model import Decision, EnvSetting, PlannedFix
 from torchsmith.planner.context import Ctx
 from torchsmith.planner.environment import by_option, feature_env
@@ -42,7 +44,7 @@ def _cache_env(ctx: Ctx) -> list[EnvSetting]:
 
 
 def _linking_env(
-    ctx: Ctx, linking: dict[str, Decision], features: dict[str, Decision]
+    ctx: Ctx, linking: dict[str, Decision[Any]], features: dict[str, Decision[Any]]
 ) -> list[EnvSetting]:
     env = []
     for lib, option in (("cudnn", "USE_STATIC_CUDNN"), ("nccl", "USE_STATIC_NCCL")):
@@ -77,7 +79,7 @@ def _cuda_env(ctx: Ctx, cuda: str | None, arch_list: str) -> list[EnvSetting]:
     return env
 
 
-def _jobs_env(cxx: Decision, nvcc: Decision) -> EnvSetting:
+def _jobs_env(cxx: Decision[Any], nvcc: Decision[Any]) -> EnvSetting:
     if nvcc.value and nvcc.value < cxx.value:
         return EnvSetting(
             name="MAX_JOBS",
@@ -104,9 +106,9 @@ def plan_env(
     torch: str,
     cuda: str | None,
     arch_list: str,
-    features: dict[str, Decision],
-    linking: dict[str, Decision],
-    jobs: tuple[Decision, Decision],
+    features: dict[str, Decision[Any]],
+    linking: dict[str, Decision[Any]],
+    jobs: tuple[Decision[Any], Decision[Any]],
     fixes: list[PlannedFix],
 ) -> list[EnvSetting]:
     env = [

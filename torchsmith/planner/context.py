@@ -29,7 +29,7 @@ class Ctx:
         """Did the user set this key (file, env or CLI) rather than leave the default?"""
         return key in self.origins
 
-    def user(self, key: str, value: Any, what: str = "") -> Decision:
+    def user(self, key: str, value: Any, what: str = "") -> Decision[Any]:
         where = {"file": "spec file", "env": "environment", "cli": "command line"}
         src = where.get(self.origins.get(key, "cli"), "request")
         return Decision(value=value, origin="user", reason=what or f"asked for ({src})")
@@ -38,5 +38,5 @@ class Ctx:
         self.problems.append(Problem(what, fix, field_name))
 
 
-def decide(value: Any, origin: DecisionOrigin, reason: str) -> Decision:
+def decide(value: Any, origin: DecisionOrigin, reason: str) -> Decision[Any]:
     return Decision(value=value, origin=origin, reason=reason)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from torchsmith.plan_model import Decision
 from torchsmith.planner.context import Ctx, decide
 from torchsmith.spec import Features
@@ -23,7 +25,7 @@ DEBIAN_WHY = (
 )
 
 
-def _one(ctx: Ctx, name: str, cuda: str | None) -> Decision:
+def _one(ctx: Ctx, name: str, cuda: str | None) -> Decision[Any]:
     key = f"features.{name}"
     value = getattr(ctx.spec.features, name)
     if ctx.asked(key):
@@ -49,14 +51,14 @@ def _one(ctx: Ctx, name: str, cuda: str | None) -> Decision:
     return decide(None, "default", "the release's own default (not set)")
 
 
-def resolve_features(ctx: Ctx, cuda: str | None) -> dict[str, Decision]:
+def resolve_features(ctx: Ctx, cuda: str | None) -> dict[str, Decision[Any]]:
     return {name: _one(ctx, name, cuda) for name in Features.model_fields}
 
 
 def resolve_linking(
-    ctx: Ctx, cuda: str | None, features: dict[str, Decision]
-) -> dict[str, Decision]:
-    result: dict[str, Decision] = {}
+    ctx: Ctx, cuda: str | None, features: dict[str, Decision[Any]]
+) -> dict[str, Decision[Any]]:
+    result: dict[str, Decision[Any]] = {}
     for lib in ("cuda", "cudnn", "nccl"):
         key = f"linking.{lib}"
         value = getattr(ctx.spec.linking, lib)

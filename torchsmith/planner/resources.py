@@ -7,6 +7,8 @@ ATen CUDA kernels at several GB. We budget 2 GiB per C++ job and 4 GiB per nvcc 
 
 from __future__ import annotations
 
+from typing import Any
+
 from torchsmith.plan_model import Decision
 from torchsmith.planner.context import Ctx, decide
 
@@ -20,7 +22,7 @@ DISK_PER_ARCH_GB = 1.5
 DISK_CUDA_BASE_GB = 12.0
 
 
-def _jobs(ctx: Ctx, per_job: float, what: str) -> Decision:
+def _jobs(ctx: Ctx, per_job: float, what: str) -> Decision[Any]:
     if ctx.spec.max_jobs is not None:
         return ctx.user("max_jobs", ctx.spec.max_jobs)
     cores = max(1, ctx.host.cores)
@@ -35,14 +37,14 @@ def _jobs(ctx: Ctx, per_job: float, what: str) -> Decision:
     )
 
 
-def resolve_jobs(ctx: Ctx, cuda: str | None) -> tuple[Decision, Decision]:
+def resolve_jobs(ctx: Ctx, cuda: str | None) -> tuple[Decision[Any], Decision[Any]]:
     cxx = _jobs(ctx, GIB_PER_CXX_JOB, "C++")
     if cuda is None:
         return cxx, decide(0, "default", "CPU build: no nvcc jobs")
     return cxx, _jobs(ctx, GIB_PER_NVCC_JOB, "nvcc")
 
 
-def resolve_disk(ctx: Ctx, cuda: str | None, n_archs: int) -> Decision:
+def resolve_disk(ctx: Ctx, cuda: str | None, n_archs: int) -> Decision[Any]:
     need = DISK_BUILD_CPU_GB + (0 if ctx.spec.source == "debian" else DISK_SOURCE_GIT_GB)
     if cuda is not None:
         need += DISK_CUDA_BASE_GB + DISK_PER_ARCH_GB * max(1, n_archs)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from typing import Any
 
 from packaging.version import Version
 
@@ -18,7 +19,7 @@ _COMPILER_RE = re.compile(r"^(gcc|clang)-?(\d+)$")
 Refusal = Callable[[int], Fix | None]
 
 
-def resolve_cuda(ctx: Ctx) -> tuple[Decision, CudaRelease | None]:
+def resolve_cuda(ctx: Ctx) -> tuple[Decision[Any], CudaRelease | None]:
     cuda = ctx.spec.cuda
     if cuda is None:
         reason = "asked for a CPU build" if ctx.asked("accelerator") else "default: CPU build"
@@ -92,7 +93,7 @@ def _unofficial_cuda(ctx: Ctx, rel: Release, cuda: str) -> None:
     )
 
 
-def resolve_toolkit(ctx: Ctx, cuda: str | None) -> Decision:
+def resolve_toolkit(ctx: Ctx, cuda: str | None) -> Decision[Any]:
     """Which provider supplies nvcc: torchsmith.toolchains.cuda decides, from the host's facts."""
     if cuda is None:
         return decide(None, "default", "CPU build: no CUDA toolkit")
@@ -166,7 +167,7 @@ def _fallback_major(ctx: Ctx, cuda: CudaRelease | None, refused: Refusal) -> int
     return major
 
 
-def resolve_compiler(ctx: Ctx, cuda: CudaRelease | None, refused: Refusal) -> Decision:
+def resolve_compiler(ctx: Ctx, cuda: CudaRelease | None, refused: Refusal) -> Decision[Any]:
     wanted = _wanted_compiler(ctx)
     if wanted is not None:
         _check_compiler(ctx, *wanted, cuda)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from typing import Any
 
 from packaging.version import Version
 
@@ -16,7 +17,7 @@ PYTORCH_GIT = "https://github.com/pytorch/pytorch.git"
 _COMMIT = re.compile(r"^[0-9a-f]{7,40}$")
 
 
-def resolve_torch(ctx: Ctx) -> Decision:
+def resolve_torch(ctx: Ctx) -> Decision[Any]:
     wanted = ctx.spec.torch
     if wanted is None:
         rel = ctx.kb.newest_release()
@@ -90,16 +91,14 @@ def _one_companion(ctx: Ctx, rel: Release, name: str, pin: str) -> CompanionPlan
         )
         return None
     reason = f"matching release of torch {rel.torch} ({source})"
-    return CompanionPlan(
-        name=name, version=version, tag=_companion_tag(version), reason=reason
-    )
+    return CompanionPlan(name=name, version=version, tag=_companion_tag(version), reason=reason)
 
 
 def _minor(text: str) -> Version:
     return Version(".".join(text.split(".")[:2]))
 
 
-def _debian_python(ctx: Ctx) -> Decision | None:
+def _debian_python(ctx: Ctx) -> Decision[Any] | None:
     """Debian builds torch for its suite's python3, whatever upstream's range says."""
     if ctx.spec.source != "debian" or ctx.release is None:
         return None
@@ -124,7 +123,7 @@ def _debian_python(ctx: Ctx) -> Decision | None:
     )
 
 
-def resolve_python(ctx: Ctx) -> Decision:
+def resolve_python(ctx: Ctx) -> Decision[Any]:
     debian = _debian_python(ctx)
     if debian is not None:
         return debian

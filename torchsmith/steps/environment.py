@@ -112,7 +112,7 @@ def prepare_environment(
     """Make (once) the workspace's Python env; compose the build's variables over ``base``
     (the executor's environment, plus the CUDA toolkit's variables for CUDA builds)."""
     venv = ctx.workspace.venv
-    cache = make_cache(str(ctx.plan.cache.value), ctx.options.cache_root, tools.cache)
+    cache = make_cache(ctx.plan.cache.value, ctx.options.cache_root, tools.cache)
     if ctx.plan.cache_dir:  # the spec's cache_dir (a shared directory, say)
         cache = dataclasses.replace(cache, directory=Path(ctx.plan.cache_dir).expanduser())
     base = ctx.executor.environment() if base is None else base

@@ -35,7 +35,7 @@ def make_wheel(ctx: BuildContext, tree: Path, benv: BuildEnv) -> Path:
     wheelhouse = ctx.workspace.root / "wheelhouse"
     for old in wheelhouse.glob("*.whl"):
         old.unlink()
-    frontend = str(ctx.plan.frontend.value)
+    frontend = ctx.plan.frontend.value
     with ctx.stage(STAGE, f"wheel via {frontend}"):
         argv = package_command(frontend, benv.python, wheelhouse)
         ctx.executor.run(argv, env=benv.env, cwd=tree, log_path=ctx.log(STAGE))

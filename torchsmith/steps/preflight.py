@@ -69,7 +69,7 @@ def _install(label: str, env: Mapping[str, str], where: Path) -> None:
 def _find_compilers(
     ex: Executor, plan: BuildPlan, env: Mapping[str, str], where: Path, install_deps: bool
 ) -> tuple[str, str]:
-    label = str(plan.compiler.value or "gcc")
+    label = plan.compiler.value or "gcc"
     found = _which_compilers(ex, label, env)
     if found is None and install_deps:
         _install(label, env, where)
@@ -85,7 +85,7 @@ def _find_compilers(
 
 
 def _check_disk(ex: Executor, plan: BuildPlan, where: Path) -> None:
-    need = float(plan.disk_gb.value or 0)
+    need = plan.disk_gb.value
     free = ex.disk_free_gib(where)
     if free < need:
         raise HostError(
@@ -110,7 +110,7 @@ def preflight(
         "ninja": ex.which("ninja", env),
         "python": _first(ex, base_python(plan), env),
     }
-    cache_kind = str(plan.cache.value)
+    cache_kind = plan.cache.value
     if cache_kind != "none":
         found[cache_kind] = ex.which(cache_kind, env)
     missing = [name for name, path in found.items() if path is None]

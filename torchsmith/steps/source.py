@@ -27,7 +27,7 @@ def fetch(ctx: BuildContext, env: dict[str, str]) -> SourceTree:
             install_deps=ctx.options.install_deps,
             on_line=_logger(ctx.log("fetch")),
         )
-        check_tree_version(tree, str(ctx.plan.torch.value))
+        check_tree_version(tree, ctx.plan.torch.value)
     ctx.reporter.message(f"source {tree.kind} {tree.version} at {tree.root} ({tree.identity})")
     return tree
 
