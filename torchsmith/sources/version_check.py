@@ -1,11 +1,17 @@
 """Right after fetch: is the fetched tree the torch release the plan builds?
 
-A tree's own ``version.txt`` (PyTorch >= 1.6 keeps its version there) must name the planned
-release. Local version segments are accepted (a Debian ``1.13.1+dfsg`` tree may say ``1.13.1``
-or ``1.13.1+dfsg``); a different release or a pre-release (``1.13.0a0``, what a branch or
-``main`` checkout says) is refused before anything is built. Trees without ``version.txt``
-(older releases, stand-in trees) and plans of ``main`` or a commit are not checked.
-This module starts no process.
+A tree's own ``version.txt`` (PyTorch >= 1.6 keeps its version there) must belong to the
+planned release. Upstream keeps the *series'* development version in it on release branches and
+tags: the real v1.13.1 tree (Debian's ``pytorch_1.13.1+dfsg.orig.tar.xz``) says ``1.13.0a0``
+(tests/integration/test_sources_debian.py reads it), and the wheel's version comes from
+``PYTORCH_BUILD_VERSION`` instead. So a tree is accepted when its version.txt is the planned
+release itself (``1.13.1``, also with a local part such as ``1.13.1+dfsg``) or the ``X.Y.0a0``
+of the planned X.Y series; another series (``1.13.0a0`` for 2.5.1, a ``main`` checkout's
+``1.14.0a0`` for 1.13.1), another final release, a release candidate or an unreadable version
+is refused before anything is built. version.txt cannot tell 1.13.0 from 1.13.1 (both say
+1.13.0a0): git sources check the tag's commit for that. Trees without ``version.txt`` (older
+releases, stand-in trees) and plans of ``main`` or a commit are not checked. No process is
+started here.
 """
 
 from __future__ import annotations
@@ -31,13 +37,16 @@ def tree_version(root: Path) -> str | None:
 
 
 def same_release(found: str, planned: str) -> bool:
-    """``1.13.1`` and ``1.13.1+dfsg`` are release 1.13.1; ``1.13.0a0`` and ``1.13.1rc1`` are not."""
+    """``found`` (a version.txt) belongs to release ``planned``: ``1.13.1``, ``1.13.1+dfsg`` or
+    the series' ``1.13.0a0`` for 1.13.1; not ``1.14.0a0``, ``1.13.0``, ``1.13.1rc1``."""
     try:
-        version = Version(found)
+        version, want = Version(found), Version(planned)
     except InvalidVersion:
         return False
-    plain = not (version.is_prerelease or version.is_devrelease or version.is_postrelease)
-    return plain and version.base_version == planned
+    if version.base_version == want.base_version:
+        return not (version.is_prerelease or version.is_devrelease or version.is_postrelease)
+    series_dev = version.release == (*want.release[:2], 0) and version.pre == ("a", 0)
+    return series_dev and not (version.is_devrelease or version.is_postrelease)
 
 
 def check_tree_version(tree: SourceTree, planned: str) -> None:
@@ -49,14 +58,18 @@ def check_tree_version(tree: SourceTree, planned: str) -> None:
         f"the {tree.kind} source at {tree.root} is torch {found or '(empty version.txt)'} "
         f"(its version.txt), but the plan builds torch {planned}",
         f"give the source tree of torch {planned}, or plan the tree's own release "
-        f"(--torch {Version(found).base_version if _parses(found) else found}); "
-        "a pre-release or branch checkout (e.g. 1.13.0a0) is not the release",
+        f"(--torch {_tree_release(found)}); "
+        "a tree of another X.Y series (e.g. a main checkout) is not the release",
     )
 
 
-def _parses(text: str) -> bool:
+def _tree_release(found: str) -> str:
+    """What to plan for this tree: its release, or its series for an X.Y.0a0."""
     try:
-        Version(text)
+        version = Version(found)
     except InvalidVersion:
-        return False
-    return True
+        return found
+    if version.pre == ("a", 0):
+        major, minor = version.release[:2]
+        return f"{major}.{minor}.N, the release of the {major}.{minor} series this tree is"
+    return version.base_version
