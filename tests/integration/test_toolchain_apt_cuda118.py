@@ -21,7 +21,8 @@ from torchsmith.host.model import HostFacts, Tool
 from torchsmith.inspect.elf import read_elf
 from torchsmith.kb import load
 from torchsmith.toolchains.compiler import select_host_compiler
-from torchsmith.toolchains.cuda import AptProvider, ProvideContext, ToolkitRecord
+from torchsmith.toolchains.cuda import ProvideContext, ToolkitRecord
+from torchsmith.toolchains.cuda.apt import AptProvider
 
 pytestmark = [pytest.mark.slow, pytest.mark.network]
 KERNEL = """

@@ -18,6 +18,7 @@ from torchsmith.inspect.elf import read_elf
 from torchsmith.kb import load
 from torchsmith.toolchains.compiler import select_host_compiler
 from torchsmith.toolchains.cuda import ProvideContext, select_toolkit
+from torchsmith.toolchains.provision import provider_named
 
 pytestmark = [pytest.mark.gpu, pytest.mark.slow]
 EXTENSION = Path(__file__).resolve().parents[1] / "fixtures" / "toolchains" / "add_one"
@@ -30,8 +31,9 @@ def test_add_one_extension_runs_on_the_gpu(tmp_path: Path) -> None:
     env = dict(os.environ)
     host = probe_host(env, tmp_path)
     cuda = ".".join(str(torch.version.cuda).split(".")[:2])
-    provider, reason = select_toolkit(cuda, host)
-    print(f"toolkit: {provider.name}: {reason}")
+    name, reason = select_toolkit(cuda, host)
+    print(f"toolkit: {name}: {reason}")
+    provider = provider_named(name)
     record = provider.provide(cuda, host, ProvideContext(cache_root=tmp_path / "cache", env=env))
     kb = load()
     torch_version = torch.__version__.split("+")[0]

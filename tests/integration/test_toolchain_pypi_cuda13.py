@@ -25,8 +25,9 @@ from torchsmith.host.model import HostFacts
 from torchsmith.inspect.elf import read_elf
 from torchsmith.kb import load
 from torchsmith.toolchains.compiler import select_host_compiler
-from torchsmith.toolchains.cuda import ProvideContext, PypiProvider, ToolkitRecord
+from torchsmith.toolchains.cuda import ProvideContext, ToolkitRecord
 from torchsmith.toolchains.cuda.cache import INFO_FILE, entry_dir
+from torchsmith.toolchains.cuda.pypi import PypiProvider
 
 TORCH_WHEEL = Path("/opt/pypi-more/files/torch-2.14.1-cp311-cp311-manylinux_2_28_x86_64.whl")
 EXTENSION = Path(__file__).resolve().parents[1] / "fixtures" / "toolchains" / "add_one"

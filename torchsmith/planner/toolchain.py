@@ -103,15 +103,16 @@ def resolve_toolkit(ctx: Ctx, cuda: str | None) -> Decision[Any]:
             "user" if ctx.asked("toolkit") or ctx.asked("backend") else "default",
             f"the {ctx.spec.backend} backend's NVIDIA CUDA {cuda} devel image provides nvcc",
         )
-    wanted = None if ctx.spec.toolkit == "auto" else ctx.spec.toolkit
+    wanted = ctx.spec.toolkit
     try:
-        provider, reason = select_toolkit(cuda, ctx.host, wanted=wanted)
+        asked = None if wanted == "auto" else wanted
+        provider, reason = select_toolkit(cuda, ctx.host, wanted=asked)
     except PlanError as exc:
         ctx.problems.extend(exc.problems)
         return decide(None, "kb", "no provider")
-    if wanted is not None:
-        return ctx.user("toolkit", provider.name, reason)
-    return decide(provider.name, "host" if provider.name == "system" else "kb", reason)
+    if wanted != "auto":
+        return ctx.user("toolkit", provider, reason)
+    return decide(provider, "host" if provider == "system" else "kb", reason)
 
 
 def _wanted_compiler(ctx: Ctx) -> tuple[str, int] | None:

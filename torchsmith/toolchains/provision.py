@@ -15,8 +15,17 @@ from pathlib import Path
 
 from torchsmith.errors import PlanError, Problem
 from torchsmith.host.model import HostFacts
+from torchsmith.toolchains.cuda.apt import AptProvider
 from torchsmith.toolchains.cuda.base import ProvideContext, ToolkitProvider, ToolkitRecord
-from torchsmith.toolchains.cuda.select import default_providers, select_toolkit
+from torchsmith.toolchains.cuda.pypi import PypiProvider
+from torchsmith.toolchains.cuda.select import select_toolkit
+from torchsmith.toolchains.cuda.system import SystemProvider
+
+
+def default_providers() -> tuple[ToolkitProvider, ...]:
+    """In order of preference (the order of :data:`~torchsmith.toolchains.cuda.offers.OFFERERS`):
+    what the machine has, then downloads."""
+    return (SystemProvider(), PypiProvider(), AptProvider())
 
 
 def provider_named(
@@ -43,9 +52,8 @@ def provision_toolkit(
     if cuda is None:
         return None
     if toolkit in (None, "auto"):
-        provider, _reason = select_toolkit(cuda, host)
-    else:
-        provider = provider_named(toolkit)
+        toolkit, _reason = select_toolkit(cuda, host)
+    provider = provider_named(toolkit)
     return provider.provide(cuda, host, ctx)
 
 

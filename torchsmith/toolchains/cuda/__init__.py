@@ -1,7 +1,11 @@
 """CUDA toolkit providers (``system``, ``pypi``, ``apt``) behind one interface, the toolkit
-cache, and provider selection. Any other version: the container backend's CUDA images."""
+cache, and provider selection.
 
-from torchsmith.toolchains.cuda.apt import AptProvider
+Importing this package starts nothing: the planner uses only :mod:`.offers` and :mod:`.select`
+(pure); the providers themselves (:mod:`.system`, :mod:`.pypi`, :mod:`.apt`, which run
+processes to provision a toolkit) are imported by the build's ``toolchain`` step through
+:mod:`torchsmith.toolchains.provision`."""
+
 from torchsmith.toolchains.cuda.base import (
     Capability,
     Offer,
@@ -11,28 +15,21 @@ from torchsmith.toolchains.cuda.base import (
     ToolkitProvider,
     ToolkitRecord,
 )
-from torchsmith.toolchains.cuda.pypi import PypiProvider
 from torchsmith.toolchains.cuda.select import (
-    default_providers,
     offers,
     select_toolkit,
     toolkit_problem,
     unavailable,
 )
-from torchsmith.toolchains.cuda.system import SystemProvider
 
 __all__ = [
-    "AptProvider",
     "Capability",
     "Offer",
     "PackageRecord",
     "ProvideContext",
     "ProviderName",
-    "PypiProvider",
-    "SystemProvider",
     "ToolkitProvider",
     "ToolkitRecord",
-    "default_providers",
     "offers",
     "select_toolkit",
     "toolkit_problem",

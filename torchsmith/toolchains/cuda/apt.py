@@ -22,14 +22,13 @@ from torchsmith.toolchains.cuda.base import (
     ProviderName,
     ToolkitRecord,
 )
+from torchsmith.toolchains.cuda.offers import SUITES, apt_offer
 
 MIRROR = "http://deb.debian.org/debian"
-DEBIAN_LIKE = frozenset({"debian", "ubuntu"})
 # CUDA release -> Debian suite whose non-free nvidia-cuda-toolkit packages it:
 # https://packages.debian.org/bookworm/nvidia-cuda-toolkit (11.8.89~11.8.0-5~deb12u1),
 # https://packages.debian.org/trixie/nvidia-cuda-toolkit (12.4.131~12.4.1-2); both versions
 # recorded in tests/fixtures/cuda/README.md.
-SUITES = {"11.8": "bookworm", "12.4": "trixie"}
 # What compiling PyTorch needs: nvcc and its tools, headers (nvidia-cuda-dev holds every
 # header and the unversioned .so links), CCCL (thrust/cub/libcu++ are separate in Debian),
 # libNVVM, and the runtime libraries torch links.
@@ -96,36 +95,11 @@ def apt_options(state: Path) -> list[str]:
     ]
 
 
-def has_apt(host: HostFacts) -> bool:
-    """apt-get and dpkg are here: probed as tools, or implied by a Debian/Ubuntu host (the host
-    probe's default tool list does not include them)."""
-    probed = "apt-get" in host.tools and "dpkg" in host.tools
-    return probed or host.os_id in DEBIAN_LIKE
-
-
 class AptProvider:
     name: ProviderName = "apt"
 
     def offer(self, cuda: str, host: HostFacts) -> Offer:
-        suite = SUITES.get(cuda)
-        if suite is None:
-            return Offer(
-                self.name,
-                "none",
-                f"no Debian suite packages CUDA {cuda} (bookworm: 11.8, trixie: 12.4)",
-            )
-        if host.machine != "x86_64":
-            return Offer(
-                self.name, "none", f"Debian's CUDA packages are amd64 only, not {host.machine}"
-            )
-        if not has_apt(host):
-            return Offer(self.name, "none", "apt-get/dpkg not found on this machine")
-        return Offer(
-            self.name,
-            "toolkit",
-            f"CUDA {cuda}: Debian {suite} non-free nvidia-cuda-toolkit, fetched with "
-            "apt-get download + dpkg -x into torchsmith's cache (no root needed)",
-        )
+        return apt_offer(cuda, host)
 
     def __init__(self, static_libs: bool = False) -> None:
         # The static CUDA libraries are 2.9 of 4.8 GB for 11.8; only a plan that links CUDA

@@ -25,20 +25,13 @@ from torchsmith.toolchains.cuda.base import (
     ProviderName,
     ToolkitRecord,
 )
+from torchsmith.toolchains.cuda.offers import (
+    prefix,
+    pypi_offer,
+    requirement,
+)
 
-FULL_TOOLKIT_MAJOR = 13
-EXTRAS = "nvcc,cccl,cudart"
-WHEEL_MACHINES = frozenset({"x86_64", "aarch64"})
 _PIP_QUIET = ("--disable-pip-version-check", "--no-input", "-q")
-
-
-def requirement(cuda: str) -> str:
-    """The pip requirement of a whole CUDA release: the newest patch of ``cuda``."""
-    return f"cuda-toolkit[{EXTRAS}]=={cuda}.*"
-
-
-def prefix(cuda: str) -> str:
-    return f"nvidia/cu{cuda.split('.', maxsplit=1)[0]}"
 
 
 class PypiProvider:
@@ -48,28 +41,7 @@ class PypiProvider:
         self.python = python
 
     def offer(self, cuda: str, host: HostFacts) -> Offer:
-        major = int(cuda.split(".", maxsplit=1)[0])
-        if host.machine not in WHEEL_MACHINES:
-            return Offer(
-                self.name,
-                "none",
-                f"NVIDIA's CUDA wheels exist for x86_64/aarch64 only, not {host.machine}",
-            )
-        if major >= FULL_TOOLKIT_MAJOR:
-            return Offer(
-                self.name,
-                "toolkit",
-                f"CUDA {cuda}: complete toolkit from NVIDIA's wheels ({requirement(cuda)}, "
-                f"one {prefix(cuda)}/ prefix), installed into torchsmith's cache",
-            )
-        if major in (11, 12):
-            return Offer(
-                self.name,
-                "libraries",
-                f"CUDA {cuda}: PyPI's -cu{major} wheels hold the libraries (cuBLAS, cuDNN, "
-                "NCCL…) and only ptxas/libNVVM, no nvcc: libraries only",
-            )
-        return Offer(self.name, "none", f"no CUDA {cuda} wheels on PyPI")
+        return pypi_offer(cuda, host)
 
     def provide(self, cuda: str, host: HostFacts, ctx: ProvideContext) -> ToolkitRecord:
         entry = cache.entry_dir(ctx.cache_root, self.name, cuda)

@@ -1,4 +1,5 @@
-"""Choosing a toolkit provider for a CUDA version (pure, plan time), and the refusal that names
+"""Choosing a toolkit provider for a CUDA version (pure, plan time: only the providers' offers
+of :mod:`.offers`, never the providers themselves), and the refusal that names
 what *could* supply a version none of ours can."""
 
 from __future__ import annotations
@@ -7,10 +8,8 @@ from collections.abc import Sequence
 
 from torchsmith.errors import PlanError, Problem
 from torchsmith.host.model import HostFacts
-from torchsmith.toolchains.cuda.apt import AptProvider
-from torchsmith.toolchains.cuda.base import Offer, ToolkitProvider
-from torchsmith.toolchains.cuda.pypi import PypiProvider
-from torchsmith.toolchains.cuda.system import SystemProvider
+from torchsmith.toolchains.cuda.base import Offer, ProviderName
+from torchsmith.toolchains.cuda.offers import OFFERERS
 
 # Where toolkits of any version come from when no provider of ours has it.
 # (torchsmith's own container backend is not carried out yet: planner/support.py)
@@ -24,15 +23,8 @@ ELSEWHERE = (
 )
 
 
-def default_providers() -> tuple[ToolkitProvider, ...]:
-    """In order of preference: what the machine has, then downloads."""
-    return (SystemProvider(), PypiProvider(), AptProvider())
-
-
-def offers(
-    cuda: str, host: HostFacts, providers: Sequence[ToolkitProvider] | None = None
-) -> list[Offer]:
-    return [p.offer(cuda, host) for p in providers or default_providers()]
+def offers(cuda: str, host: HostFacts) -> list[Offer]:
+    return [offer(cuda, host) for offer in OFFERERS.values()]
 
 
 def unavailable(cuda: str, found: Sequence[Offer]) -> Problem:
@@ -46,29 +38,22 @@ def unavailable(cuda: str, found: Sequence[Offer]) -> Problem:
 
 
 def select_toolkit(
-    cuda: str,
-    host: HostFacts,
-    providers: Sequence[ToolkitProvider] | None = None,
-    wanted: str | None = None,
-) -> tuple[ToolkitProvider, str]:
+    cuda: str, host: HostFacts, wanted: ProviderName | None = None
+) -> tuple[ProviderName, str]:
     """The first provider (or the ``wanted`` one) that can supply a full CUDA ``cuda`` toolkit,
     with the reason. Raises :class:`PlanError` naming every alternative when none can."""
-    chain = list(providers or default_providers())
-    if wanted is not None:
-        chain = [p for p in chain if p.name == wanted]
-    found = [(p, p.offer(cuda, host)) for p in chain]
-    for provider, offer in found:
+    names = [n for n in OFFERERS if wanted is None or n == wanted]
+    found = [OFFERERS[n](cuda, host) for n in names]
+    for offer in found:
         if offer.capability == "toolkit":
-            return provider, offer.reason
-    raise PlanError([unavailable(cuda, [o for _p, o in found])])
+            return offer.provider, offer.reason
+    raise PlanError([unavailable(cuda, found)])
 
 
-def toolkit_problem(
-    cuda: str, host: HostFacts, providers: Sequence[ToolkitProvider] | None = None
-) -> Problem | None:
+def toolkit_problem(cuda: str, host: HostFacts) -> Problem | None:
     """For planners that collect problems: None when some provider can supply ``cuda``."""
     try:
-        select_toolkit(cuda, host, providers)
+        select_toolkit(cuda, host)
     except PlanError as exc:
         return exc.problems[0]
     return None

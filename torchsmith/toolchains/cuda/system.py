@@ -11,17 +11,14 @@ from torchsmith.host.model import HostFacts
 from torchsmith.host.selection import select_cuda
 from torchsmith.toolchains.cuda import layout
 from torchsmith.toolchains.cuda.base import Offer, ProvideContext, ProviderName, ToolkitRecord
+from torchsmith.toolchains.cuda.offers import system_offer
 
 
 class SystemProvider:
     name: ProviderName = "system"
 
     def offer(self, cuda: str, host: HostFacts) -> Offer:
-        found = select_cuda(host, cuda)
-        if found is None:
-            have = ", ".join(f"{t.version} ({t.root})" for t in host.cuda_toolkits) or "none"
-            return Offer(self.name, "none", f"no CUDA {cuda} on this machine (found: {have})")
-        return Offer(self.name, "toolkit", f"CUDA {cuda} found at {found.root} ({found.origin})")
+        return system_offer(cuda, host)
 
     def provide(self, cuda: str, host: HostFacts, ctx: ProvideContext) -> ToolkitRecord:
         found = select_cuda(host, cuda)
