@@ -33,7 +33,6 @@ CUDA118_FIXES = {
     "cpp-extension-cuda118-compiler-bounds",
     "cpp-extension-sm89-sm90",
     "split-cuda-library",
-    "setup-install-cmdclass",
 }
 
 

@@ -16,7 +16,6 @@ from torchsmith.plan_model import PlannedFix
 from torchsmith.spec import Features
 
 SEED_004 = {
-    "setup-install-cmdclass",
     "cpp-extension-cuda118-compiler-bounds",
     "cpp-extension-sm89-sm90",
     "split-cuda-library",
@@ -112,7 +111,7 @@ def test_cuda_118_fixes_need_cuda_118(kb: KnowledgeBase) -> None:
     for cuda in (None, "11.7"):
         found = _ids(applicable_fixes(kb, torch="1.13.1", cuda=cuda, gcc="11", python="3.10"))
         assert "cpp-extension-cuda118-compiler-bounds" not in found
-        assert "setup-install-cmdclass" in found
+        assert "cpp-extension-pkg-resources-packaging" in found
 
 
 def test_gcc12_refusal_only_for_git_sources(kb: KnowledgeBase) -> None:
@@ -134,7 +133,7 @@ def test_debian_sources_get_no_pip_commands(kb: KnowledgeBase) -> None:
         kb, torch="1.13.1", cuda=None, gcc="12", python="3.11", source_kind="debian"
     )
     assert "numpy-below-2" not in _ids(found)
-    assert {"setup-install-cmdclass", "cpp-extension-pkg-resources-packaging"} <= _ids(found)
+    assert {"cmake4-policy-version-minimum", "cpp-extension-pkg-resources-packaging"} <= _ids(found)
 
 
 def test_every_fix_carries_what_its_action_needs(kb: KnowledgeBase) -> None:
@@ -270,3 +269,33 @@ def test_paths_outside_the_tree_or_missing_are_refused(tmp_path: Path) -> None:
     absent = PatchEdit(path="nope.py", find="a", replace="b")
     with pytest.raises(SourceError, match=r"nope\.py does not exist"):
         apply_edits(root, _fix(absent))
+
+
+def test_cuda118_cpp_extension_bounds_are_the_kb_cuda_118_record() -> None:
+    kb = load()
+    cuda = kb.cuda("11.8")
+    fix = next(f for f in kb.fixes if f.id == "cpp-extension-cuda118-compiler-bounds")
+    rows = [e.replace.strip().splitlines()[1].strip() for e in fix.edits]
+    assert rows == [
+        f"'11.8': ((6, 0, 0), ({cuda.gcc_max + 1}, 0, 0)),",
+        f"'11.8': ((6, 0, 0), ({cuda.clang_max + 1}, 0, 0)),",  # type: ignore[operator]
+    ]
+    assert "(15, 0, 0)" in rows[1]  # nvcc 11.8's host_config.h accepts clang 14
+    assert "{kb:" not in fix.explanation and f"Clang <= {cuda.clang_max}" in fix.explanation
+
+
+def test_a_quoted_fact_the_kb_lacks_is_a_load_error() -> None:
+    from torchsmith.errors import KnowledgeBaseError
+    from torchsmith.kb.facts import render
+
+    cudas = load().cuda_releases
+    assert render("x {kb:cuda 11.8 gcc_max} y", cudas, "t") == "x 11 y"
+    with pytest.raises(KnowledgeBaseError, match="does not hold"):
+        render("{kb:cuda 9.0 clang_max+1}", cudas, "fix t")
+
+
+def test_no_fix_turns_setup_py_install_into_an_egg_install(kb: KnowledgeBase) -> None:
+    """Mapping cmdclass 'install' to setuptools' own class makes `setup.py install` an .egg
+    install (pytorch/pytorch#16236); nothing ties it to the CMake permission error it claimed."""
+    edits = [e for f in kb.fixes for e in f.edits if e.path == "setup.py"]
+    assert not [e for e in edits if "setuptools.command.install.install" in e.replace]

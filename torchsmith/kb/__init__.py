@@ -23,6 +23,7 @@ from packaging.version import InvalidVersion, Version
 from pydantic import BaseModel, ValidationError
 
 from torchsmith.errors import KnowledgeBaseError, UnknownEntryError
+from torchsmith.kb.facts import render_fix
 from torchsmith.kb.models import (
     ArchSuffix,
     BuildOption,
@@ -267,13 +268,14 @@ def _check_specifiers(kb: KnowledgeBase) -> None:
 @functools.cache
 def load() -> KnowledgeBase:
     """The knowledge base, read and validated once per process."""
+    cudas = _parse("cuda", CudaRelease)
     kb = KnowledgeBase(
         releases=_parse("release", Release),
-        cuda_releases=_parse("cuda", CudaRelease),
+        cuda_releases=cudas,
         arch_lists=_parse("arch_list", OfficialArchList),
         gpus=_parse("gpu", Gpu),
         options=_parse("option", BuildOption),
-        fixes=_parse("fix", Fix),
+        fixes=tuple(render_fix(f, cudas) for f in _parse("fix", Fix)),
         debian_packages=_parse("debian", DebianPackage),
         arch_suffixes=_parse("arch_suffix", ArchSuffix),
     )
