@@ -67,7 +67,7 @@ def test_at_least_forty_distinct_failure_modes() -> None:
 
 
 def test_sources_are_public_reports() -> None:
-    notes = "torchsmith/notes@2026-11-22:debian-source-builds.md"
+    notes = "repo:docs/measured/debian-source-builds.md"
     for rule in load_rules():
         assert rule.source.startswith("https://github.com/") or rule.source == notes, rule.id
 
@@ -170,3 +170,17 @@ def test_rule_still_ranks_first_inside_a_whole_build_log(log: Path) -> None:
     assert diagnosis.top is not None and diagnosis.top.rule_id == head["expect"]
     first = diagnosis.top.evidence[0].line
     assert 2 * len(NINJA) < first <= 2 * len(NINJA) + len(body)
+
+
+def test_measured_sources_are_committed_with_every_fixture_line() -> None:
+    """A rule no public report backs cites a file of this repository (repo:PATH) that holds the
+    measured log lines, with their provenance; its fixtures are lines of that file."""
+    root = Path(__file__).parents[2]
+    for log in LOGS:
+        head, lines = _header(log)
+        if not head["source"].startswith("repo:"):
+            continue
+        text = (root / head["source"].removeprefix("repo:")).read_text(encoding="utf-8")
+        assert "**Provenance.**" in text
+        for line in filter(None, (ln.strip() for ln in lines)):
+            assert line in text, (log.name, line)

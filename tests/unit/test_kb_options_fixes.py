@@ -299,3 +299,15 @@ def test_no_fix_turns_setup_py_install_into_an_egg_install(kb: KnowledgeBase) ->
     install (pytorch/pytorch#16236); nothing ties it to the CMake permission error it claimed."""
     edits = [e for f in kb.fixes for e in f.edits if e.path == "setup.py"]
     assert not [e for e in edits if "setuptools.command.install.install" in e.replace]
+
+
+def test_kb_facts_measured_here_cite_a_committed_file(kb: KnowledgeBase) -> None:
+    import re
+
+    root = Path(__file__).parents[2]
+    records = [*kb.fixes, *kb.releases, *kb.cuda_releases, *kb.options, *kb.debian_packages]
+    cited = {m for r in records for s in r.sources.values() for m in re.findall(r"repo:(\S+)", s)}
+    assert "docs/measured/debian-source-builds.md" in cited
+    assert all((root / path).is_file() for path in cited), cited
+    texts = [s for r in records for s in r.sources.values()]
+    assert not [s for s in texts if re.search(r"(?<![\w-])notes(/|@)", s)]

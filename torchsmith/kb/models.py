@@ -10,7 +10,9 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-SOURCE_RE = re.compile(r"^([\w.-]+/[\w.-]+@[\w./+-]+:\S+|https?://\S+)(\s.*)?$")
+# owner/repo@tag:path, a URL, or repo:PATH (a file committed in this repository, e.g. the
+# measured log excerpts under docs/measured/ that no public report shows).
+SOURCE_RE = re.compile(r"^([\w.-]+/[\w.-]+@[\w./+-]+:\S+|https?://\S+|repo:[\w./-]+)(\s.*)?$")
 VERSION_RE = r"^\d+\.\d+(\.\d+)?$"
 CC_RE = r"^\d+\.\d+[af]?$"
 

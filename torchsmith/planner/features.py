@@ -21,7 +21,7 @@ DEBIAN_OFF = (
 )  # fmt: skip
 DEBIAN_WHY = (
     "Debian DFSG source: the submodule is stripped and the system build leaves it out "
-    "(notes/debian-source-builds.md §1.3)"
+    "(repo:docs/measured/debian-source-builds.md §1.3)"
 )
 
 
