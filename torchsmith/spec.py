@@ -70,6 +70,22 @@ class Linking(_Strict):
     nccl: Linkage | None = Field(None, description="NCCL.")
 
 
+class NcclLocation(_Strict):
+    """Where a system NCCL is installed (with ``features.system_nccl``). The plan spells it the
+    way the release reads it: torch <= 1.1 NCCL_ROOT_DIR, later NCCL_ROOT, and always
+    NCCL_INCLUDE_DIR / NCCL_LIB_DIR."""
+
+    root: str | None = Field(None, description="Install prefix of the system NCCL ('/usr').")
+    include_dir: str | None = Field(
+        None, description="Directory holding nccl.h. Default: ROOT/include."
+    )
+    lib_dir: str | None = Field(
+        None,
+        description="Directory holding libnccl.so ('/usr/lib/x86_64-linux-gnu'). "
+        "Default: ROOT/lib.",
+    )
+
+
 class BuildSpec(_Strict):
     """Everything a user can ask of a torchsmith build."""
 
@@ -106,6 +122,9 @@ class BuildSpec(_Strict):
     )
     features: Features = Field(default_factory=Features, description="Feature switches.")
     linking: Linking = Field(default_factory=Linking, description="Linking of CUDA libraries.")
+    nccl: NcclLocation = Field(
+        default_factory=NcclLocation, description="Location of a system NCCL."
+    )
     toolkit: ToolkitProvider = Field(
         "auto", description="Where the CUDA toolkit comes from: system, pypi, apt or container."
     )

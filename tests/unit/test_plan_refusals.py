@@ -65,3 +65,22 @@ def test_enable_and_disable_on_the_command_line_is_refused() -> None:
     for argv in (["--enable", "mkl", "--disable", "mkl"], ["--disable", "mkl", "--enable", "mkl"]):
         with pytest.raises(SpecError, match="--enable mkl and --disable mkl were both given"):
             spec_from_args(parser.parse_args(argv), env={})
+
+
+def _nccl_env(**cli: Any) -> dict[str, str]:
+    env = plan(**cli).env_dict()
+    return {k: v for k, v in env.items() if k.startswith("NCCL_")}
+
+
+def test_system_nccl_location_is_spelled_the_way_the_release_reads_it() -> None:
+    nccl = {"features.nccl": True, "features.system_nccl": True, "nccl.root": "/opt/nccl"}
+    assert _nccl_env(torch="2.5.1", accelerator="12.4", gpus=("9.0",), **nccl) == {
+        "NCCL_ROOT": "/opt/nccl",
+        "NCCL_INCLUDE_DIR": "/opt/nccl/include",
+        "NCCL_LIB_DIR": "/opt/nccl/lib",
+    }
+
+
+def test_a_nccl_location_without_system_nccl_is_refused() -> None:
+    with pytest.raises(PlanError, match=r"features\.system_nccl is off"):
+        plan(torch="2.5.1", accelerator="12.4", gpus=("9.0",), **{"nccl.root": "/usr"})

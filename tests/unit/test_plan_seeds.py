@@ -53,6 +53,9 @@ def test_seed_000_reproduces_the_seed() -> None:
     assert env["USE_NCCL"] == "1" and env["USE_SYSTEM_NCCL"] == "1"
     assert plan.linking["cuda"].value == "dynamic" and plan.linking["nccl"].value == "dynamic"
     assert plan.frontend.value == "setup.py"
+    # the seed's system NCCL, in the three names torch 1.1's tools/setup_helpers/nccl.py reads
+    assert env["NCCL_ROOT_DIR"] == "/usr" and env["NCCL_INCLUDE_DIR"] == "/usr/include"
+    assert env["NCCL_LIB_DIR"] == "/usr/lib/x86_64-linux-gnu"
 
 
 def test_seed_004_applies_the_three_fixes_and_split_cuda() -> None:
@@ -69,6 +72,7 @@ def test_seed_004_applies_the_three_fixes_and_split_cuda() -> None:
 def test_seed_001_official_preset() -> None:
     plan = _plan(ROOT / "examples" / "seed-001-official-conda.toml")
     env = plan.env_dict()
+    assert plan.cuda.value == "11.0"  # the author's py3.8_cuda11.0.221_cudnn8.0.5
     assert env["TORCH_CUDA_ARCH_LIST"] == "6.1;7.0;7.5;8.0"
     assert env["TORCH_NVCC_FLAGS"] == "-Xfatbin -compress-all"
     assert env["USE_STATIC_CUDNN"] == "1" and env["USE_STATIC_NCCL"] == "1"
@@ -83,3 +87,9 @@ def test_seed_002_companions_match() -> None:
         "torchaudio": "0.9.1",
     }
     assert plan.arch_list == "8.6"
+
+
+def test_seed_003_uses_the_seeds_cuda_90() -> None:
+    plan = _plan(ROOT / "examples" / "seed-003-setup-py-install.toml")
+    assert plan.cuda.value == "9.0"  # NVIDIA_REQUIRE_CUDA cuda>=9.0, cuDNN 7.4.1.5 in the seed
+    assert plan.env_dict()["BUILD_TEST"] == "1" or plan.env_dict().get("NO_TEST") == "0"

@@ -66,6 +66,12 @@ def add_spec_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="LIB=MODE",
         help="cuda|cudnn|nccl = dynamic|static|pip-deps",
     )
+    g.add_argument(
+        "--nccl-root",
+        metavar="DIR",
+        help="prefix of a system NCCL (with --enable system_nccl); a spec file's [nccl] table "
+        "also takes include_dir and lib_dir",
+    )
     g.add_argument("--toolkit", choices=get_args(ToolkitProvider))
     g.add_argument("--compiler", help="gcc-11, clang-14, ...")
     abi = g.add_mutually_exclusive_group()
@@ -128,6 +134,7 @@ def cli_values(args: argparse.Namespace) -> tuple[dict[str, Any], list[Problem]]
         "gpus": _csv(args.gpus),
         "ptx": args.ptx,
         "preset": args.preset,
+        "nccl.root": args.nccl_root,
         "toolkit": args.toolkit,
         "compiler": args.compiler,
         "cxx11_abi": args.cxx11_abi,

@@ -8,6 +8,7 @@ from typing import Any
 from torchsmith.plan_model import Decision, EnvSetting, PlannedFix
 from torchsmith.planner.context import Ctx
 from torchsmith.planner.environment import by_option, feature_env
+from torchsmith.planner.features import nccl_location_env
 
 CACHE_LAUNCHER_VARS = (
     "CMAKE_C_COMPILER_LAUNCHER",
@@ -115,6 +116,7 @@ def plan_env(
         *_cuda_env(ctx, cuda, arch_list),
         *feature_env(ctx, features),
         *_linking_env(ctx, linking, features),
+        *nccl_location_env(ctx, features),
         *_cache_env(ctx),
         _jobs_env(*jobs),
         *_build_version(ctx, torch, cuda),

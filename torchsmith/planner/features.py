@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from torchsmith.plan_model import Decision
+from torchsmith.plan_model import Decision, EnvSetting
 from torchsmith.planner.context import Ctx, decide
 from torchsmith.spec import Features
 
@@ -78,3 +78,41 @@ def resolve_linking(
 def _official_static(ctx: Ctx) -> bool:
     rel = ctx.release
     return rel is not None and rel.torch.startswith("1.")
+
+
+# Where each release reads a system NCCL's location from the environment.
+NCCL_LEGACY_SOURCE = (
+    "pytorch/pytorch@v1.1.0:tools/setup_helpers/nccl.py reads NCCL_ROOT_DIR, NCCL_LIB_DIR and "
+    "NCCL_INCLUDE_DIR (torch <= 1.1)"
+)
+NCCL_CMAKE_SOURCE = (
+    "pytorch/pytorch@main:cmake/Modules/FindNCCL.cmake reads NCCL_INCLUDE_DIR and NCCL_LIB_DIR "
+    "and searches NCCL_ROOT (NCCL_ROOT_DIR deprecated; since pytorch/pytorch#22818, 2019)"
+)
+
+
+def _nccl_dirs(ctx: Ctx) -> dict[str, str]:
+    loc = ctx.spec.nccl
+    legacy = ctx.release is not None and ctx.release.env_style == "legacy-no"
+    dirs = {"NCCL_ROOT_DIR" if legacy else "NCCL_ROOT": loc.root}
+    dirs["NCCL_INCLUDE_DIR"] = loc.include_dir or (loc.root and f"{loc.root}/include")
+    dirs["NCCL_LIB_DIR"] = loc.lib_dir or (loc.root and f"{loc.root}/lib")
+    return {k: v for k, v in dirs.items() if v}
+
+
+def nccl_location_env(ctx: Ctx, features: dict[str, Decision[Any]]) -> list[EnvSetting]:
+    """The system NCCL's location, spelled the way this release reads it."""
+    loc = ctx.spec.nccl
+    if not (loc.root or loc.include_dir or loc.lib_dir):
+        return []
+    if not features["system_nccl"].value:
+        ctx.problem(
+            "a system NCCL location is given, but features.system_nccl is off",
+            "turn it on (--enable system_nccl, or system_nccl = true under [features]) or "
+            "drop the [nccl] table",
+            "nccl",
+        )
+        return []
+    legacy = ctx.release is not None and ctx.release.env_style == "legacy-no"
+    why = NCCL_LEGACY_SOURCE if legacy else NCCL_CMAKE_SOURCE
+    return [EnvSetting(name=k, value=v, reason=why) for k, v in _nccl_dirs(ctx).items()]

@@ -21,7 +21,7 @@ def _parser() -> argparse.ArgumentParser:
 
 def test_every_top_level_key_has_a_flag() -> None:
     values, _ = cli_values(_parser().parse_args([]))
-    nested = {"features", "linking"}
+    nested = {"features", "linking", "nccl"}
     assert set(BuildSpec.model_fields) - nested - FILE_ONLY <= set(values)
 
 
@@ -40,3 +40,8 @@ def test_choices_come_from_the_spec_literals() -> None:
     assert tuple(actions["backend"].choices or ()) == get_args(Backend)
     assert tuple(actions["outputs"].choices or ()) == get_args(Output)
     assert tuple(actions["cache"].choices or ()) == get_args(CacheKind)
+
+
+def test_nccl_root_has_a_flag() -> None:
+    values, _ = cli_values(_parser().parse_args(["--nccl-root", "/usr"]))
+    assert values["nccl.root"] == "/usr"
