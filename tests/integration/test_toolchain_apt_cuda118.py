@@ -16,11 +16,10 @@ from pathlib import Path
 import pytest
 
 from tests.integration.conftest import test_cache as cache_dir
+from tests.integration.planned import compiler_env, planned
 from torchsmith.host.compilers import probe_compilers
 from torchsmith.host.model import HostFacts, Tool
 from torchsmith.inspect.elf import read_elf
-from torchsmith.kb import load
-from torchsmith.toolchains.compiler import select_host_compiler
 from torchsmith.toolchains.cuda import ProvideContext, ToolkitRecord
 from torchsmith.toolchains.cuda.apt import AptProvider
 
@@ -70,19 +69,23 @@ def test_debian_toolkit_laid_out_as_a_standard_root(toolkit: ToolkitRecord) -> N
 
 def test_nvcc_118_with_gcc11_builds_sm86_and_sm90(toolkit: ToolkitRecord, tmp_path: Path) -> None:
     env = dict(os.environ)
-    kb = load()
     compilers, _ = probe_compilers(env)
-    choice = select_host_compiler(
-        kb.cuda("11.8"), kb.release("1.13.1"), HostFacts(compilers=compilers)
-    )
-    if choice.compiler is None:
-        pytest.skip(f"{choice.label} missing: {choice.install}")
-    assert choice.label == "gcc-11"
+    host = HostFacts(compilers=compilers, tools=TOOLS)
+    plan, compiler = planned(host, torch="1.13.1", accelerator="11.8", gpus=("8.6", "9.0"))
+    assert plan.compiler.value == "gcc-11" and plan.toolkit.value == "apt"
     src = tmp_path / "k.cu"
     src.write_text(KERNEL)
     gencode = [f"-gencode=arch=compute_{a},code=sm_{a}" for a in ("86", "90")]
     subprocess.run(
-        [toolkit.nvcc, *choice.nvcc_flags(), *gencode, src, "-o", tmp_path / "k"],
+        [
+            toolkit.nvcc,
+            "-ccbin",
+            compiler_env(compiler)["CUDAHOSTCXX"],
+            *gencode,
+            src,
+            "-o",
+            tmp_path / "k",
+        ],
         env=env,
         check=True,
     )

@@ -13,10 +13,9 @@ from pathlib import Path
 
 import pytest
 
+from tests.integration.planned import compiler_env, planned
 from torchsmith.host.probe import probe_host
 from torchsmith.inspect.elf import read_elf
-from torchsmith.kb import load
-from torchsmith.toolchains.compiler import select_host_compiler
 from torchsmith.toolchains.cuda import ProvideContext, select_toolkit
 from torchsmith.toolchains.provision import provider_named
 
@@ -35,15 +34,20 @@ def test_add_one_extension_runs_on_the_gpu(tmp_path: Path) -> None:
     print(f"toolkit: {name}: {reason}")
     provider = provider_named(name)
     record = provider.provide(cuda, host, ProvideContext(cache_root=tmp_path / "cache", env=env))
-    kb = load()
     torch_version = torch.__version__.split("+")[0]
-    choice = select_host_compiler(kb.cuda(cuda), kb.release(torch_version), host)
-    assert choice.compiler is not None, choice.reason
-    print(f"compiler: {choice.label}: {choice.reason}")
     major, minor = torch.cuda.get_device_capability()
+    plan, compiler = planned(
+        host, torch=torch_version, accelerator=cuda, gpus=(f"{major}.{minor}",)
+    )
+    print(f"compiler: {compiler.label}: {plan.compiler.reason}")
     src = tmp_path / "add_one"
     shutil.copytree(EXTENSION, src)
-    build_env = {**env, **record.env(), **choice.env(), "TORCH_CUDA_ARCH_LIST": f"{major}.{minor}"}
+    build_env = {
+        **env,
+        **record.env(),
+        **compiler_env(compiler),
+        "TORCH_CUDA_ARCH_LIST": f"{major}.{minor}",
+    }
     subprocess.run(
         [sys.executable, "setup.py", "-q", "build_ext", "--inplace"],
         cwd=src,

@@ -20,11 +20,10 @@ from pathlib import Path
 import pytest
 
 from tests.integration.conftest import test_cache as cache_dir
+from tests.integration.planned import compiler_env, planned
 from torchsmith.host.compilers import probe_compilers
 from torchsmith.host.model import HostFacts
 from torchsmith.inspect.elf import read_elf
-from torchsmith.kb import load
-from torchsmith.toolchains.compiler import select_host_compiler
 from torchsmith.toolchains.cuda import ProvideContext, ToolkitRecord
 from torchsmith.toolchains.cuda.cache import INFO_FILE, entry_dir
 from torchsmith.toolchains.cuda.pypi import PypiProvider
@@ -105,21 +104,20 @@ def test_extension_for_sm90_built_with_pypi_nvcc(
 ) -> None:
     env = dict(os.environ)
     compilers, _warnings = probe_compilers(env)
-    kb = load()
-    choice = select_host_compiler(
-        kb.cuda("13.0"), kb.release("2.14.1"), HostFacts(compilers=compilers)
+    plan, compiler = planned(
+        HostFacts(compilers=compilers), torch="2.14.1", accelerator="13.0", gpus=("9.0",)
     )
-    assert choice.compiler is not None, choice.reason
+    assert plan.toolkit.value == "pypi"
     src = tmp_path / "add_one"
     shutil.copytree(EXTENSION, src)
     env.update(toolkit.env())
-    env.update(choice.env())
+    env.update(compiler_env(compiler))
     env.update({"TORCH_CUDA_ARCH_LIST": "9.0", "MAX_JOBS": "2"})
     start = time.monotonic()
     subprocess.run(
         [torch_python, "setup.py", "-q", "build_ext", "--inplace"], cwd=src, env=env, check=True
     )
-    print(f"extension build: {time.monotonic() - start:.1f} s with {choice.label}")
+    print(f"extension build: {time.monotonic() - start:.1f} s with {compiler.label}")
     built = next(src.glob("ts_add_one*.so"))
     entries = read_elf(built).fatbin
     assert {e.arch for e in entries if e.kind == "sass"} == {"sm_90"}
