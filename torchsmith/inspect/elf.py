@@ -3,6 +3,7 @@ symbol-version needs, compiler notes, C++ ABI markers, component symbols and GPU
 
 from __future__ import annotations
 
+import os
 import re
 import struct
 from collections.abc import Iterable
@@ -11,9 +12,7 @@ from pathlib import Path
 from typing import BinaryIO
 
 from elftools.common.exceptions import ELFError
-from elftools.elf.dynamic import DynamicSection
 from elftools.elf.elffile import ELFFile
-from elftools.elf.gnuversions import GNUVerNeedSection
 
 from torchsmith.errors import InspectError
 from torchsmith.inspect.fatbin import FatbinEntry, FatbinFormatError, read_fatbin
@@ -37,6 +36,14 @@ COMPONENT_MARKERS: dict[str, tuple[bytes, ...]] = {
 _WANTED = {name.encode() for names in COMPONENT_SYMBOLS.values() for name in names}
 _ARCH_FLAGS = re.compile(rb"\x00((?:sm|compute)_\d+[af]?(?: (?:sm|compute)_\d+[af]?)*)\x00")
 _SYM = struct.Struct("<IBBHQQ")
+_DYN = struct.Struct("<qQ")
+_VERNEED = struct.Struct("<HHIII")
+_VERNAUX = struct.Struct("<IHHII")
+_DT_NEEDED, _DT_RPATH, _DT_RUNPATH = 1, 15, 29
+_MAX_STR = 4096  # PATH_MAX: no library name or search path is longer
+_LONGEST = max(len(name) for name in _WANTED)
+# What a malformed or hostile ELF makes pyelftools or our own reads raise (security review L4).
+_MALFORMED = (ELFError, struct.error, ValueError, OverflowError, KeyError, IndexError, EOFError)
 
 
 @dataclass(frozen=True)
@@ -57,35 +64,60 @@ class ElfFacts:
     relocatable_fatbin_bytes: int = 0
 
 
-def _dynamic(elf: ELFFile) -> tuple[list[str], list[str], list[str]]:
-    needed: list[str] = []
-    rpath: list[str] = []
-    runpath: list[str] = []
-    dyn = elf.get_section_by_name(".dynamic")
-    for tag in dyn.iter_tags() if isinstance(dyn, DynamicSection) else ():
-        kind = tag.entry.d_tag
-        if kind == "DT_NEEDED":
-            needed.append(str(getattr(tag, "needed", "")))
-        elif kind == "DT_RPATH":
-            rpath += str(getattr(tag, "rpath", "")).split(":")
-        elif kind == "DT_RUNPATH":
-            runpath += str(getattr(tag, "runpath", "")).split(":")
-    return needed, rpath, runpath
+def _cstr(table: bytes, offset: int) -> str:
+    """The NUL-terminated string at ``offset``, looked for within ``_MAX_STR`` bytes only (a
+    hostile table without NULs must not make each lookup scan the rest of it)."""
+    end = table.find(b"\0", offset, offset + _MAX_STR)
+    return table[offset:end].decode(errors="replace") if end >= 0 else ""
 
 
-def _version_needs(elf: ELFFile) -> list[str]:
-    section = elf.get_section_by_name(".gnu.version_r")
-    if not isinstance(section, GNUVerNeedSection):
-        return []
-    return sorted({aux.name for _need, auxs in section.iter_versions() for aux in auxs})
+def _dynamic(dynamic: bytes, dynstr: bytes) -> tuple[list[str], list[str], list[str]]:
+    """DT_NEEDED, DT_RPATH and DT_RUNPATH, read raw from the .dynamic section."""
+    found: dict[int, list[str]] = {_DT_NEEDED: [], _DT_RPATH: [], _DT_RUNPATH: []}
+    for tag, value in _DYN.iter_unpack(dynamic[: len(dynamic) // 16 * 16]):
+        if tag == 0:  # DT_NULL ends the table
+            break
+        if tag in found:
+            found[tag].append(_cstr(dynstr, value))
+    split = [part for path in found[_DT_RPATH] for part in path.split(":")]
+    runsplit = [part for path in found[_DT_RUNPATH] for part in path.split(":")]
+    return found[_DT_NEEDED], split, runsplit
+
+
+def _version_needs(verneed: bytes, dynstr: bytes) -> list[str]:
+    """Names of the symbol versions a library needs (Elf64_Verneed / Elf64_Vernaux chains),
+    every step bounded by the section's size."""
+    names: set[str] = set()
+    pos, steps = 0, len(verneed) // 16
+    while steps > 0 and 0 <= pos <= len(verneed) - 16:
+        _ver, count, _file, aux, nxt = _VERNEED.unpack_from(verneed, pos)
+        at = pos + aux
+        for _ in range(min(count, steps)):
+            if not 0 <= at <= len(verneed) - 16:
+                break
+            _hash, _flags, _other, name, aux_next = _VERNAUX.unpack_from(verneed, at)
+            names.add(_cstr(dynstr, name))
+            at, steps = at + aux_next, steps - 1
+        if nxt == 0:
+            break
+        pos, steps = pos + nxt, steps - 1
+    return sorted(names - {""})
 
 
 def _section_bytes(fh: BinaryIO, elf: ELFFile, name: str) -> bytes:
     section = elf.get_section_by_name(name)
     if section is None or section["sh_type"] == "SHT_NOBITS":
         return b""
-    fh.seek(section["sh_offset"])
-    return fh.read(section["sh_size"])
+    offset, size = _clamped(fh, int(section["sh_offset"]), int(section["sh_size"]))
+    fh.seek(offset)
+    return fh.read(size)
+
+
+def _clamped(fh: BinaryIO, offset: int, size: int) -> tuple[int, int]:
+    """(offset, size) cut to what the file holds: a header may claim 2**63 bytes."""
+    end = os.fstat(fh.fileno()).st_size
+    offset = min(max(offset, 0), end)
+    return offset, min(max(size, 0), end - offset)
 
 
 def _compilers(fh: BinaryIO, elf: ELFFile) -> list[str]:
@@ -104,11 +136,18 @@ def _symbols(fh: BinaryIO, elf: ELFFile, table: str, strtab: str) -> tuple[set[s
     for st_name, _info, _other, shndx, _value, _size in _SYM.iter_unpack(
         raw[: len(raw) // 24 * 24]
     ):
-        end = names.find(b"\0", st_name)
-        name = names[st_name:end]
-        if name in _WANTED:
-            (defined if shndx != 0 else undefined).add(name.decode())
+        name = _wanted_name(names, st_name)
+        if name is not None:
+            (defined if shndx != 0 else undefined).add(name)
     return defined, undefined
+
+
+def _wanted_name(names: bytes, start: int) -> str | None:
+    """The name at ``start`` if it is one of ``_WANTED``; the NUL search is bounded by the
+    longest wanted name, so a string table without NULs costs O(symbols), not O(symbols x size)."""
+    end = names.find(b"\0", start, start + _LONGEST + 1)
+    name = names[start:end] if end >= 0 else b""
+    return name.decode() if name in _WANTED else None
 
 
 def _arch_flags(rodata: bytes) -> str | None:
@@ -124,7 +163,8 @@ def _gpu_code(fh: BinaryIO, elf: ELFFile) -> tuple[tuple[FatbinEntry, ...], int]
     if section is None:
         return (), rel_bytes
     try:
-        return tuple(read_fatbin(fh, section["sh_offset"], section["sh_size"])), rel_bytes
+        offset, size = _clamped(fh, int(section["sh_offset"]), int(section["sh_size"]))
+        return tuple(read_fatbin(fh, offset, size)), rel_bytes
     except FatbinFormatError as exc:
         raise InspectError(f"unreadable .nv_fatbin section: {exc}") from exc
 
@@ -144,8 +184,8 @@ def read_elf(path: Path, *, arch_flags: bool = False) -> ElfFacts:
     try:
         with path.open("rb") as fh:
             elf = ELFFile(fh)
-            needed, rpath, runpath = _dynamic(elf)
             dynstr = _section_bytes(fh, elf, ".dynstr")
+            needed, rpath, runpath = _dynamic(_section_bytes(fh, elf, ".dynamic"), dynstr)
             defined, undefined = _union(
                 [_symbols(fh, elf, ".dynsym", ".dynstr"), _symbols(fh, elf, ".symtab", ".strtab")]
             )
@@ -155,7 +195,9 @@ def read_elf(path: Path, *, arch_flags: bool = False) -> ElfFacts:
                 needed=tuple(needed),
                 rpath=tuple(rpath),
                 runpath=tuple(runpath),
-                version_needs=tuple(_version_needs(elf)),
+                version_needs=tuple(
+                    _version_needs(_section_bytes(fh, elf, ".gnu.version_r"), dynstr)
+                ),
                 compilers=tuple(_compilers(fh, elf)),
                 cxx11_symbols=dynstr.count(b"__cxx11"),
                 defined=defined,
@@ -167,5 +209,5 @@ def read_elf(path: Path, *, arch_flags: bool = False) -> ElfFacts:
                 fatbin=fatbin,
                 relocatable_fatbin_bytes=rel_bytes,
             )
-    except (ELFError, struct.error) as exc:
+    except _MALFORMED as exc:
         raise InspectError(f"{path.name} is not a readable ELF shared object: {exc}") from exc

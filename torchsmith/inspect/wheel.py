@@ -20,6 +20,10 @@ from torchsmith.inspect.model import BuildConfig, Inspection
 _SHARED = re.compile(r"\.so(\.\d+)*$")
 _CHUNK = 1 << 20
 _GCC = re.compile(r"GCC: .*?(\d+)\.(\d+)\.(\d+)")
+# Caps on what a member may declare (zipfile never inflates past the declared size): metadata
+# files are a few KiB; torch's largest library (libtorch_cuda.so of a CUDA 13 wheel) is ~1.5 GiB.
+MAX_TEXT_BYTES = 1 << 20
+MAX_LIBRARY_BYTES = 16 << 30
 
 
 _WHEEL_HINT = (
@@ -43,9 +47,24 @@ def _open(path: Path) -> zipfile.ZipFile:
         ) from exc
 
 
+def _declared(info: zipfile.ZipInfo, cap: int, what: str) -> None:
+    if info.file_size > cap:
+        raise InspectError(
+            f"{info.filename} declares {info.file_size} bytes, larger than {cap} bytes ({what})",
+            "this is not a torch wheel torchsmith can read; rebuild or re-download it",
+        )
+
+
 def _text(zf: zipfile.ZipFile, suffix: str) -> str:
-    names = [n for n in zf.namelist() if n.endswith(suffix) and n.count("/") == suffix.count("/")]
-    return zf.read(names[0]).decode(errors="replace") if names else ""
+    infos = [
+        i
+        for i in zf.infolist()
+        if i.filename.endswith(suffix) and i.filename.count("/") == suffix.count("/")
+    ]
+    if not infos:
+        return ""
+    _declared(infos[0], MAX_TEXT_BYTES, "the cap for metadata files")
+    return zf.read(infos[0]).decode(errors="replace")
 
 
 OnLibrary = Callable[[str, Path], None]
@@ -55,6 +74,7 @@ def _libs(zf: zipfile.ZipFile, tmp: Path, on_library: OnLibrary | None) -> Itera
     for info in zf.infolist():
         if info.is_dir() or not _SHARED.search(info.filename):
             continue
+        _declared(info, MAX_LIBRARY_BYTES, "the cap for one shared library")
         target = tmp / "lib.so"
         with zf.open(info) as src, target.open("wb") as dst:
             shutil.copyfileobj(src, dst, _CHUNK)

@@ -54,10 +54,10 @@ def from_plan(plan: BuildPlan) -> Expectations:
     archs = plan.archs.value or []
     sass, ptx = arch_targets(list(archs)) if plan.cuda.value else ([], [])
     features = {k: d.value for k, d in plan.features.items() if isinstance(d.value, bool)}
-    linking = {k: d.value for k, d in plan.linking.items() if isinstance(d.value, str)}
+    linking = {k: str(d.value) for k, d in plan.linking.items() if d.value is not None}
     return Expectations(
-        torch=str(plan.torch.value) if plan.torch.value else None,
-        cuda=str(plan.cuda.value) if plan.cuda.value else None,
+        torch=plan.torch.value or None,
+        cuda=plan.cuda.value,
         sass=tuple(sass),
         ptx=tuple(ptx),
         features=features,
@@ -66,12 +66,27 @@ def from_plan(plan: BuildPlan) -> Expectations:
     )
 
 
+def _check_hash(plan: BuildPlan, written: object, origin: str) -> None:
+    """``plan --json`` adds ``plan_hash``; a stale one means the plan was edited after."""
+    if written is not None and written != plan.plan_hash():
+        raise UsageError(
+            f"{origin}: plan_hash {written} does not match the plan it holds "
+            f"({plan.plan_hash()}): the file was changed after `torchsmith plan --json` wrote it",
+            "write it again with `torchsmith plan --json`, or delete the plan_hash key if you "
+            "edited the expectations on purpose",
+        )
+
+
 def plan_from_json(data: Any, origin: str = "plan") -> BuildPlan:
-    """A BuildPlan from plan JSON or from a manifest holding it under ``"plan"``."""
+    """A BuildPlan from plan JSON (``plan --json`` output, its ``plan_hash`` checked) or from a
+    manifest holding it under ``"plan"``."""
+    written = data.get("plan_hash") if isinstance(data, dict) else None
     if isinstance(data, dict) and isinstance(data.get("plan"), dict):
         data = data["plan"]
+    elif isinstance(data, dict):
+        data = {k: v for k, v in data.items() if k != "plan_hash"}
     try:
-        return BuildPlan.model_validate(data)
+        plan = BuildPlan.model_validate(data)
     except ValidationError as exc:
         first = exc.errors()[0]
         where = ".".join(str(p) for p in first["loc"])
@@ -79,6 +94,8 @@ def plan_from_json(data: Any, origin: str = "plan") -> BuildPlan:
             f"{origin} is neither a build plan nor a manifest with one: {where}: {first['msg']}",
             _PLAN_HINT,
         ) from exc
+    _check_hash(plan, written, origin)
+    return plan
 
 
 def load_plan(path: Path) -> BuildPlan:
@@ -92,4 +109,6 @@ def load_plan(path: Path) -> BuildPlan:
         raise UsageError(f"--plan {path} is not a text file", _PLAN_HINT) from exc
     except json.JSONDecodeError as exc:
         raise UsageError(f"--plan {path} is not JSON: {exc}", _PLAN_HINT) from exc
+    except RecursionError as exc:
+        raise UsageError(f"--plan {path} is nested too deeply to be a plan", _PLAN_HINT) from exc
     return plan_from_json(data, str(path))
