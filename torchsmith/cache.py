@@ -3,7 +3,7 @@
 The cache lives in the torchsmith cache root. ``CCACHE_BASEDIR`` is the cache root too, so two
 build directories of the same source hit each other's entries. ``USE_CCACHE`` is always pinned
 to ``0``: PyTorch 1.x's CMake turns ccache on by itself when it finds one, which changes every
-command line behind the plan's back (see /work/shared/notes, "always set USE_CCACHE").
+command line behind the plan's back (docs/debian-source-builds.md §1.6, "always set USE_CCACHE").
 """
 
 from __future__ import annotations

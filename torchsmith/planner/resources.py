@@ -1,7 +1,7 @@
 """Parallel jobs from RAM and cores, and the disk a build needs.
 
 Upstream's default is one job per core, which runs out of memory on small machines: C++ jobs of
-torch_cpu peak at about 1.7 GB RSS (measured: notes/debian-source-builds.md §1.6), nvcc jobs of
+torch_cpu peak at about 1.7 GB RSS (measured: docs/debian-source-builds.md §1.6), nvcc jobs of
 ATen CUDA kernels at several GB. We budget 2 GiB per C++ job and 4 GiB per nvcc job.
 """
 
@@ -14,7 +14,7 @@ from torchsmith.planner.context import Ctx, decide
 
 GIB_PER_CXX_JOB = 2.0
 GIB_PER_NVCC_JOB = 4.0
-# Build-tree sizes. CPU: 1.13.1 Debian build/ = 0.59 GB (measured, notes §1.7); a full git
+# Build-tree sizes. CPU: 1.13.1 Debian build/ = 0.59 GB (measured, docs/debian-source-builds.md §1.7); a full git
 # checkout with submodules and its build is ~10 GB. CUDA: + ~1.5 GB of objects per arch.
 DISK_SOURCE_GIT_GB = 3.0
 DISK_BUILD_CPU_GB = 8.0
