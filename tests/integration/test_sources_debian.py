@@ -31,7 +31,7 @@ pytestmark = [
 PLAN = SourcePlan(kind="debian", location="pytorch", ref="1.13.1+dfsg-4", reason="test")
 DEBIAN_TAR = "pytorch_1.13.1+dfsg-4.debian.tar.xz"
 ORIG_SHA = "d0355588b8528566d477e6ebf1b4d9d036a6fd75711339f66b27472ce5879dc7"
-# The configure environment of notes/debian-source-builds.md §1.3 (the planner's job in a build),
+# The configure environment of docs/debian-source-builds.md §1.3 (the planner's job in a build),
 # less what the fixes set themselves (USE_ITT, BUILD_CUSTOM_PROTOBUF, USE_CCACHE).
 OFF = (
     "USE_CUDA", "USE_ROCM", "USE_DISTRIBUTED", "BUILD_TEST", "USE_MKLDNN", "USE_FBGEMM",

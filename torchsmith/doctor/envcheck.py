@@ -20,7 +20,7 @@ from torchsmith.host.model import CudaToolkit, HostFacts
 from torchsmith.kb import KnowledgeBase
 from torchsmith.kb.models import CudaRelease
 
-NOTES = "torchsmith/notes@2026-11-22:debian-source-builds.md"
+NOTES = "repo:docs/debian-source-builds.md"
 CUDA_COMPAT = "https://docs.nvidia.com/deploy/cuda-compatibility/"
 GIB_PER_JOB = 2.0  # notes: the largest compiler process of a torch 1.13 CPU build had 1.7 GB RSS
 DISK_ERROR_GIB, DISK_WARN_GIB = 10.0, 30.0  # torchsmith policy

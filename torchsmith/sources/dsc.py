@@ -12,7 +12,7 @@ from torchsmith.errors import SourceError
 from torchsmith.hashing import sha256_file
 
 # The Build-Depends a CPU build with system libraries really needs (the "core set" measured in
-# notes/debian-source-builds.md §1.2; §2.2 adds httplib/nlohmann for 2.x). Build-Depends outside
+# docs/debian-source-builds.md §1.2; §2.2 adds httplib/nlohmann for 2.x). Build-Depends outside
 # this set (opencv, ffmpeg, zmq, leveldb, lmdb, opencl, dnnl, ideep, gloo, tensorpipe, mpi, ...)
 # are left out; they are named as optional.
 CORE = frozenset(
