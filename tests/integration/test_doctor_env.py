@@ -108,3 +108,16 @@ def test_grade_script(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     report = json.loads(done.stdout)
     assert report["top1"] == 1.0 and len(report["results"]) == 4
+
+
+def test_probe_ignores_a_torch_package_in_the_working_directory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`python -c` puts the working directory first on sys.path: a ./torch/ there (a source
+    checkout, or planted) must not be imported by the probe (security review L7)."""
+    canary = tmp_path / "imported"
+    _package(tmp_path, "torch", {"__init__.py": f"open({str(canary)!r}, 'w').close()\n"})
+    monkeypatch.chdir(tmp_path)
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    probe_python(sys.executable, env)
+    assert not canary.exists()

@@ -19,6 +19,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from rich.markup import escape
 from rich.table import Table
 
 from torchsmith import kb as kbmod
@@ -84,7 +85,7 @@ def _show_finding(rank: int, f: Finding) -> None:
 
 
 def _show_diagnosis(name: str, d: Diagnosis) -> None:
-    out.print(f"{name}: {d.lines_scanned:,} lines, {d.error_blocks} error block(s)")
+    out.print(f"{name}: {d.lines_scanned:,} lines, {d.error_blocks} error block(s)", markup=False)
     if d.first_error is not None:
         _show_block(d.first_error)
     errors = [f for f in d.findings if f.severity == "error"]
@@ -94,6 +95,8 @@ def _show_diagnosis(name: str, d: Diagnosis) -> None:
         _show_finding(rank, finding)
     if not d.findings and not d.failed:
         out.print("no error and no result-changing warning found")
+    if d.cut_short:
+        out.print(f"[yellow]warning:[/] {escape(d.cut_short)}; only the lines before were read")
 
 
 def _show_problems(problems: list[EnvProblem]) -> None:
@@ -116,6 +119,11 @@ def _diagnose_log(args: argparse.Namespace) -> tuple[int, dict[str, Any]]:
         raise UsageError(f"no log file at {log}", "give the path of a build log")
     context = load_context(Path(args.manifest)) if args.manifest else {}
     diagnosis = diagnose(log, context)
+    if diagnosis.cut_short and log_exit_code(diagnosis) == EXIT_OK:
+        raise UsageError(
+            f"{diagnosis.cut_short}; the {diagnosis.lines_scanned:,} lines before hold no error",
+            "give the whole log (copy it again, or the uncompressed file)",
+        )
     if not args.json:
         _show_diagnosis(str(log), diagnosis)
     data = diagnosis.model_dump(mode="json")

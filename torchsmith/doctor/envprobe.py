@@ -15,6 +15,7 @@ import os
 import re
 import shutil
 import subprocess
+import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -67,9 +68,12 @@ print(json.dumps(out))
 
 
 def probe_python(python: str, env: Mapping[str, str]) -> PythonFacts | None:
-    """Run the probe script in ``python``; None when it cannot run or says nothing useful."""
+    """Run the probe script in ``python``; None when it cannot run or says nothing useful.
+    It runs in an empty temporary directory: ``python -c`` puts the working directory first on
+    sys.path, so a ``torch/`` there would be imported instead of the installed one."""
     try:
-        done = capture([python, "-c", _PY_SCRIPT], env=env, timeout=120)
+        with tempfile.TemporaryDirectory(prefix="torchsmith-envprobe-") as empty:
+            done = capture([python, "-c", _PY_SCRIPT], env=env, cwd=Path(empty), timeout=120)
         data = json.loads(done.stdout.strip().splitlines()[-1])
         return PythonFacts.model_validate(data)
     except (OSError, subprocess.TimeoutExpired, IndexError, ValueError, ValidationError):

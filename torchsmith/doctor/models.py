@@ -91,6 +91,11 @@ class Diagnosis(_Frozen):
     error_blocks: int = Field(0, description="how many separate error blocks the log holds")
     lines_scanned: int = 0
     bytes_scanned: int = 0
+    cut_short: str | None = Field(
+        None,
+        description="why the log could not be read to its end (a truncated .gz): only "
+        "the lines before that were analysed",
+    )
 
     @property
     def top(self) -> Finding | None:

@@ -88,7 +88,8 @@ def diagnose(
     scanner = Scanner(matcher.triggers())
     builder = BlockBuilder()
     hits: dict[str, _Hits] = {}
-    for cand in scanner.candidates(chunks_of(path_or_lines)):
+    cuts: list[str] = []
+    for cand in scanner.candidates(chunks_of(path_or_lines, cuts.append)):
         info = classify(cand.text)
         builder.feed(cand, info)
         if info.kind != "command":
@@ -101,6 +102,7 @@ def diagnose(
         error_blocks=builder.count,
         lines_scanned=scanner.lines,
         bytes_scanned=scanner.bytes,
+        cut_short=cuts[0] if cuts else None,
     )
 
 

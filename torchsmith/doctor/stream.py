@@ -12,16 +12,26 @@ from __future__ import annotations
 import gzip
 import os
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Protocol
 
 from torchsmith.errors import UsageError
 
 CHUNK_BYTES = 8 << 20
+_PIECE = 1 << 20
 SNIFF_BYTES = 8 << 10
 GZIP_MAGIC = b"\x1f\x8b"
-_ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
+# Terminal escape sequences (ECMA-48): strings (OSC title/clipboard, DCS, SOS, PM, APC) up to
+# BEL, ST or the line's end; CSI (colours, cursor); any other ESC sequence. Then every C0/C1
+# control but tab: a log must never drive the terminal that shows it (security review L5).
+_ESCAPES = re.compile(
+    r"\x1b[\]PX^_][^\x07\x1b]*(?:\x07|\x1b\\|$)"
+    r"|\x1b\[[0-?]*[ -/]*[@-~]"
+    r"|\x1b[ -/]*[0-~]"
+)
+_CONTROLS = re.compile(r"[\x00-\x08\x0a-\x1f\x7f-\x9f]")
 _STATUS_START = re.compile(rb"\[\d+/\d+")
 _STATUS_TEXT = re.compile(r"\[\d+/\d+")
 # CI log prefixes: GitHub Actions / Jenkins timestamps, docker BuildKit step and time
@@ -49,12 +59,13 @@ class Candidate:
 
 
 def clean(raw: bytes) -> str:
-    """A log line as text: decoded, colour codes removed, progress-bar rewrites dropped."""
-    text = _ANSI.sub("", raw.decode("utf-8", errors="replace"))
+    """A log line as text: decoded, escape sequences and control characters (but tab)
+    removed, progress-bar rewrites dropped."""
+    text = _ESCAPES.sub("", raw.decode("utf-8", errors="replace"))
     if "\r" in text:
         parts = [p for p in text.split("\r") if p.strip()]
         text = parts[-1] if parts else ""
-    return _PREFIX.sub("", text, count=1)
+    return _PREFIX.sub("", _CONTROLS.sub("", text), count=1)
 
 
 def _lines_before(chunk: bytes, start: int, count: int, number: int) -> list[tuple[int, str]]:
@@ -108,13 +119,17 @@ def check_text(path: Path) -> None:
         )
 
 
-def chunks_of_file(path: Path, size: int = CHUNK_BYTES) -> Iterator[bytes]:
+def chunks_of_file(
+    path: Path, size: int = CHUNK_BYTES, on_cut: Callable[[str], None] | None = None
+) -> Iterator[bytes]:
     """Whole-line chunks of a file (gzip is decompressed), each ending with a newline. A
-    "line" longer than 4 chunks (progress bars rewritten with \\r, binary junk) is cut."""
+    "line" longer than 4 chunks (progress bars rewritten with \\r, binary junk) is cut. A file
+    that ends early (a truncated .gz) yields what could be read; ``on_cut`` hears why."""
     carry = b""
     opener = gzip.open if _is_gzip(path) else open
     with opener(path, "rb") as fh:
-        while block := fh.read(size):
+        reader = _Reader(fh, path, on_cut)
+        while block := reader.read(size):
             block = carry + block
             cut = block.rfind(b"\n") + 1
             if cut == 0 and len(block) > 4 * size:
@@ -124,6 +139,39 @@ def chunks_of_file(path: Path, size: int = CHUNK_BYTES) -> Iterator[bytes]:
                 yield block[:cut]
     if carry:
         yield carry + b"\n"
+
+
+class _Readable(Protocol):
+    def read(self, size: int = -1, /) -> bytes: ...
+
+
+class _Reader:
+    """Reads in pieces of ``_PIECE`` bytes, so a read error loses at most one piece; after an
+    error (EOFError of a truncated gzip stream, BadGzipFile, EIO) it reports and stops."""
+
+    def __init__(self, fh: _Readable, path: Path, on_cut: Callable[[str], None] | None) -> None:
+        self.fh, self.path, self.on_cut = fh, path, on_cut
+        self.done, self.offset = False, 0
+
+    def read(self, size: int) -> bytes:
+        parts: list[bytes] = []
+        while not self.done and size > 0:
+            piece = self._piece(min(size, _PIECE))
+            parts.append(piece)
+            size -= len(piece)
+            self.done = self.done or not piece
+        return b"".join(parts)
+
+    def _piece(self, size: int) -> bytes:
+        try:
+            piece = self.fh.read(size)
+        except (EOFError, OSError) as exc:  # gzip.BadGzipFile is an OSError
+            self.done = True
+            if self.on_cut is not None:
+                self.on_cut(f"{self.path} is cut short after {self.offset:,} bytes: {exc}")
+            return b""
+        self.offset += len(piece)
+        return piece
 
 
 def chunks_of_lines(lines: Iterable[str], size: int = CHUNK_BYTES) -> Iterator[bytes]:
@@ -141,14 +189,16 @@ def chunks_of_lines(lines: Iterable[str], size: int = CHUNK_BYTES) -> Iterator[b
         yield b"".join(parts)
 
 
-def chunks_of(source: str | os.PathLike[str] | Iterable[str]) -> Iterator[bytes]:
+def chunks_of(
+    source: str | os.PathLike[str] | Iterable[str], on_cut: Callable[[str], None] | None = None
+) -> Iterator[bytes]:
     """A path (str or PathLike) is read from disk; any other iterable is taken as lines."""
     if isinstance(source, str | os.PathLike):
         path = Path(source)
         if not path.is_file():
             raise UsageError(f"no log file at {path}", "give the path of a build log")
         check_text(path)
-        return chunks_of_file(path)
+        return chunks_of_file(path, on_cut=on_cut)
     return chunks_of_lines(source)
 
 
