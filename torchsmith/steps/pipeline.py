@@ -96,7 +96,10 @@ def run_build(
     workspace = prepare_workspace(options.cache_root, plan, tools.versions, reporter.message)
     ctx = BuildContext(plan, workspace, executor, reporter, options)
     state = BuildState(tools=tools, base_env=dict(env))
-    execute(ctx, state, steps)
+    try:
+        execute(ctx, state, steps)
+    finally:
+        workspace.release()  # the next run of this plan (in this process too) may build here
     published = state.published[0] if state.published else None
     return BuildResult(
         state.manifest,
