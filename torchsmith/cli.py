@@ -12,7 +12,7 @@ from collections.abc import Sequence
 
 from torchsmith import __version__
 from torchsmith.commands import COMMAND_MODULES
-from torchsmith.console import err
+from torchsmith.console import err, reader_gone
 from torchsmith.errors import InterruptError, TorchsmithError
 
 
@@ -55,7 +55,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help()
         return 2
     try:
-        return int(args.handler(args))
+        code = int(args.handler(args))
+        sys.stdout.flush()
+        return code
+    except BrokenPipeError:
+        return reader_gone()
     except KeyboardInterrupt:
         return _report(InterruptError("stopped by Ctrl-C", "run the same command to resume"), debug)
     except TorchsmithError as exc:
