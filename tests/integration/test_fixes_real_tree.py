@@ -15,9 +15,10 @@ from pathlib import Path
 
 import pytest
 
-from torchsmith.fixes import applicable_fixes, apply_edits
 from torchsmith.kb import load
 from torchsmith.kb.models import Fix
+from torchsmith.planner.fixes import applicable_fixes
+from torchsmith.steps.edits import apply_edits
 
 pytestmark = [pytest.mark.network, pytest.mark.slow]
 TOP = "pytorch-1.13.1"

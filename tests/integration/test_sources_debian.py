@@ -16,13 +16,14 @@ import pytest
 
 from torchsmith import kb
 from torchsmith.errors import HostError, SourceError
-from torchsmith.fixes import applicable_fixes, apply_edits
 from torchsmith.kb.models import Fix
 from torchsmith.plan_model import SourcePlan
+from torchsmith.planner.fixes import applicable_fixes
 from torchsmith.sources import expand_placeholders, fetch_source
 from torchsmith.sources.base import SourceTree
 from torchsmith.sources.debian import fetch_debian
 from torchsmith.sources.hostdeps import ensure_packages
+from torchsmith.steps.edits import apply_edits
 
 pytestmark = [
     pytest.mark.network,

@@ -9,11 +9,12 @@ from pathlib import Path
 import pytest
 
 from torchsmith.errors import SourceError
-from torchsmith.fixes import applicable_fixes, apply_edits
 from torchsmith.kb import KnowledgeBase, load
 from torchsmith.kb.models import Fix, FixApplies, PatchEdit
 from torchsmith.plan_model import PlannedFix
+from torchsmith.planner.fixes import applicable_fixes
 from torchsmith.spec import Features
+from torchsmith.steps.edits import apply_edits
 
 SEED_004 = {
     "cpp-extension-cuda118-compiler-bounds",

@@ -1,13 +1,87 @@
-"""Known fixes that apply to the planned combination; refusals become plan problems."""
+"""Known fixes that apply to the planned combination (matched by PEP 440 specifiers against the
+build's versions); refusals become plan problems. Applying them is the ``fixes`` step's job
+(:mod:`torchsmith.steps.edits`)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
-from torchsmith.fixes import applicable_fixes
-from torchsmith.kb.models import Fix
+from packaging.specifiers import InvalidSpecifier, SpecifierSet
+from packaging.version import InvalidVersion, Version
+
+from torchsmith.kb import KnowledgeBase
+from torchsmith.kb.models import Fix, FixApplies
 from torchsmith.plan_model import PlannedFix
 from torchsmith.planner.context import Ctx
+
+
+def _version(text: str | None) -> Version | None:
+    if text is None:
+        return None
+    try:
+        return Version(text.strip().lstrip("v"))
+    except InvalidVersion:
+        return None
+
+
+def _matches(spec: str, value: str | None) -> bool:
+    """An empty specifier matches anything; a non-empty one needs a version inside it."""
+    if not spec:
+        return True
+    version = _version(value)
+    if version is None:
+        return False
+    try:
+        return SpecifierSet(spec).contains(version, prereleases=True)
+    except InvalidSpecifier:
+        return False
+
+
+def _applies(
+    when: FixApplies,
+    *,
+    torch: str,
+    cuda: str | None,
+    gcc: str | None,
+    python: str | None,
+    source_kind: str | None,
+) -> bool:
+    if when.source and when.source != source_kind:
+        return False
+    if when.cpu is not None and when.cpu != (cuda is None):
+        return False
+    pairs = ((when.torch, torch), (when.cuda, cuda), (when.gcc, gcc), (when.python, python))
+    return all(_matches(spec, value) for spec, value in pairs)
+
+
+def applicable_fixes(
+    kb: KnowledgeBase,
+    *,
+    torch: str,
+    cuda: str | None,
+    gcc: str | None,
+    python: str | None,
+    source_kind: str | None = None,
+) -> list[Fix]:
+    """The fixes of ``kb`` whose ranges all contain this build, in registry order.
+
+    ``cuda`` is ``None`` for a CPU build, ``gcc`` is the GCC major (or full) version or ``None``
+    when the host compiler is not GCC, ``source_kind`` is ``git``, ``debian``, ``path``, ...
+    A fix restricted to some versions of a component never applies when that component's
+    version is unknown (``None``, or ``main``/a commit for torch).
+    """
+    return [
+        fix
+        for fix in kb.fixes
+        if _applies(
+            fix.applies,
+            torch=torch,
+            cuda=cuda,
+            gcc=gcc,
+            python=python,
+            source_kind=source_kind,
+        )
+    ]
 
 
 def _planned(fix: Fix) -> PlannedFix:

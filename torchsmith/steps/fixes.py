@@ -1,6 +1,6 @@
 """Step "fixes": apply the plan's known fixes to the build tree, each reported with its reason.
 
-Patches go through :func:`torchsmith.fixes.apply_edits` (checked with a dry run first,
+Patches go through :func:`torchsmith.steps.edits.apply_edits` (checked with a dry run first,
 idempotent); commands (e.g. regenerating a header with the system's flatc, copying a header from
 another Debian version's packaging) run in the tree, their ``{debian_extra:…}`` placeholders
 filled from the source tree's details. The step records what it applied in the workspace, so a
@@ -16,14 +16,13 @@ from pathlib import Path
 from torchsmith.errors import PlanError, Problem
 from torchsmith.plan_model import PlannedFix
 from torchsmith.steps.context import BuildContext
+from torchsmith.steps.edits import apply_edits
 from torchsmith.steps.state import BuildState
 
 STAGE = "fixes"
 
 
 def _apply_patch(tree: Path, fix: PlannedFix) -> str:
-    from torchsmith.fixes import apply_edits
-
     lines = apply_edits(tree, fix)  # checks every edit before writing any file
     return "; ".join(lines) or "nothing to edit"
 
