@@ -16,7 +16,7 @@ from collections import deque
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TextIO
+from typing import Protocol, TextIO
 
 from torchsmith.errors import HostError, ToolError
 
@@ -147,3 +147,70 @@ def capture(
         timeout=timeout,
         check=False,
     )
+
+
+class Runner(Protocol):
+    """Where commands run: this machine (:data:`HOST`), or a build backend's executor
+    (:class:`torchsmith.backends.base.Executor` satisfies it). Providers that run commands
+    (sources, toolchains, verify, inspect, host probes) take one instead of calling
+    :func:`run` themselves, so the same code runs on any backend."""
+
+    def run(
+        self,
+        argv: Sequence[str | Path],
+        *,
+        env: Mapping[str, str],
+        cwd: Path | None = None,
+        log_path: Path | None = None,
+        on_line: LineCallback | None = None,
+        check: bool = True,
+        stdin_text: str | None = None,
+    ) -> Completed: ...
+
+    def capture(
+        self,
+        argv: Sequence[str | Path],
+        *,
+        env: Mapping[str, str],
+        cwd: Path | None = None,
+        timeout: float = 30,
+    ) -> subprocess.CompletedProcess[str]: ...
+
+
+class _HostRunner:
+    """Commands on this machine, through :func:`run` and :func:`capture`."""
+
+    def run(
+        self,
+        argv: Sequence[str | Path],
+        *,
+        env: Mapping[str, str],
+        cwd: Path | None = None,
+        log_path: Path | None = None,
+        on_line: LineCallback | None = None,
+        check: bool = True,
+        stdin_text: str | None = None,
+    ) -> Completed:
+        return run(
+            argv,
+            env=env,
+            cwd=cwd,
+            log_path=log_path,
+            on_line=on_line,
+            check=check,
+            stdin_text=stdin_text,
+        )
+
+    def capture(
+        self,
+        argv: Sequence[str | Path],
+        *,
+        env: Mapping[str, str],
+        cwd: Path | None = None,
+        timeout: float = 30,
+    ) -> subprocess.CompletedProcess[str]:
+        return capture(argv, env=env, cwd=cwd, timeout=timeout)
+
+
+HOST: Runner = _HostRunner()
+"""This machine."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import subprocess
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
@@ -36,10 +37,23 @@ class FakeExecutor(Executor):
         log_path: Path | None = None,
         on_line: LineCallback | None = None,
         check: bool = True,
+        stdin_text: str | None = None,
     ) -> Completed:
         args = [str(a) for a in argv]
         self.ran.append(args)
         return Completed(tuple(args), 0, 0.0, None, (f"{Path(args[0]).name} version 1.0",))
+
+    def capture(
+        self,
+        argv: Sequence[str | Path],
+        *,
+        env: Mapping[str, str],
+        cwd: Path | None = None,
+        timeout: float = 30,
+    ) -> subprocess.CompletedProcess[str]:
+        args = [str(a) for a in argv]
+        self.ran.append(args)
+        return subprocess.CompletedProcess(args, 0, f"{Path(args[0]).name} version 1.0\n", "")
 
     def copy_in(self, src: Path, dest: Path) -> None:
         raise NotImplementedError

@@ -7,6 +7,7 @@ context manager that always cleans up what it started, however the build ends.
 
 from __future__ import annotations
 
+import subprocess
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -16,7 +17,9 @@ from torchsmith.proc import Completed, LineCallback
 
 
 class Executor(ABC):
-    """Where a build's commands run (this machine, a container, ...)."""
+    """Where a build's commands run (this machine, a container, ...). An executor is a
+    :class:`torchsmith.proc.Runner`: the providers the steps call run their commands
+    through it."""
 
     name: str = "abstract"
 
@@ -52,8 +55,20 @@ class Executor(ABC):
         log_path: Path | None = None,
         on_line: LineCallback | None = None,
         check: bool = True,
+        stdin_text: str | None = None,
     ) -> Completed:
         """Run ``argv`` with exactly ``env``, teeing its output to ``log_path``."""
+
+    @abstractmethod
+    def capture(
+        self,
+        argv: Sequence[str | Path],
+        *,
+        env: Mapping[str, str],
+        cwd: Path | None = None,
+        timeout: float = 30,
+    ) -> subprocess.CompletedProcess[str]:
+        """Run a short query command where the build runs; its output, whatever its status."""
 
     @abstractmethod
     def copy_in(self, src: Path, dest: Path) -> None:

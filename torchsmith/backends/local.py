@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import os
 import shutil
+import subprocess
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from torchsmith import proc
+from torchsmith import atomic, proc
 from torchsmith.backends.base import Executor
 from torchsmith.proc import Completed, LineCallback
 
@@ -20,17 +20,23 @@ def _nearest_existing(path: Path) -> Path:
 
 
 def atomic_copy(src: Path, dest: Path) -> None:
-    """Copy ``src`` (file or tree, times kept) to ``dest`` via a temporary sibling + rename, so
-    ``dest`` is either absent or complete, even after SIGKILL."""
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    tmp = dest.with_name(f".{dest.name}.partial-{os.getpid()}")
-    if tmp.is_dir():
-        shutil.rmtree(tmp)
-    if src.is_dir():
-        shutil.copytree(src, tmp, symlinks=True)
-    else:
-        shutil.copy2(src, tmp)
-    tmp.replace(dest)
+    """Copy ``src`` (file or tree, times kept) to ``dest`` via a new temporary sibling
+    (:mod:`torchsmith.atomic`, unique to this call) + rename, so ``dest`` is either absent or
+    complete, even after SIGKILL. Temporaries of dead runs are removed; a live run's stay."""
+    if not src.is_dir():
+        atomic.copy_file(src, dest)
+        shutil.copystat(src, dest)
+        return
+    for stale in atomic.stale_partials(dest):
+        if stale.is_dir() and not stale.is_symlink():
+            shutil.rmtree(stale)
+    tmp = atomic.temp_dir(dest)
+    try:
+        shutil.copytree(src, tmp, symlinks=True, dirs_exist_ok=True)
+        tmp.replace(dest)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
 
 
 class LocalExecutor(Executor):
@@ -53,8 +59,27 @@ class LocalExecutor(Executor):
         log_path: Path | None = None,
         on_line: LineCallback | None = None,
         check: bool = True,
+        stdin_text: str | None = None,
     ) -> Completed:
-        return proc.run(argv, env=env, cwd=cwd, log_path=log_path, on_line=on_line, check=check)
+        return proc.HOST.run(
+            argv,
+            env=env,
+            cwd=cwd,
+            log_path=log_path,
+            on_line=on_line,
+            check=check,
+            stdin_text=stdin_text,
+        )
+
+    def capture(
+        self,
+        argv: Sequence[str | Path],
+        *,
+        env: Mapping[str, str],
+        cwd: Path | None = None,
+        timeout: float = 30,
+    ) -> subprocess.CompletedProcess[str]:
+        return proc.HOST.capture(argv, env=env, cwd=cwd, timeout=timeout)
 
     def copy_in(self, src: Path, dest: Path) -> None:
         atomic_copy(src, dest)

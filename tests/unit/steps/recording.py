@@ -4,6 +4,7 @@ side effect later steps read (the frontend leaves a wheel in the directory it wa
 from __future__ import annotations
 
 import shutil
+import subprocess
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
@@ -31,6 +32,7 @@ class RecordingExecutor(Executor):
         log_path: Path | None = None,
         on_line: LineCallback | None = None,
         check: bool = True,
+        stdin_text: str | None = None,
     ) -> Completed:
         args = [str(a) for a in argv]
         self.ran.append(args)
@@ -40,6 +42,18 @@ class RecordingExecutor(Executor):
                 out.mkdir(parents=True, exist_ok=True)
                 (out / "torch-2.5.1+cpu-cp311-cp311-linux_x86_64.whl").write_bytes(b"PK\x05\x06")
         return Completed(tuple(args), 0, 0.0, log_path, (f"{Path(args[0]).name} version 1.0",))
+
+    def capture(
+        self,
+        argv: Sequence[str | Path],
+        *,
+        env: Mapping[str, str],
+        cwd: Path | None = None,
+        timeout: float = 30,
+    ) -> subprocess.CompletedProcess[str]:
+        args = [str(a) for a in argv]
+        self.ran.append(args)
+        return subprocess.CompletedProcess(args, 0, f"{Path(args[0]).name} version 1.0\n", "")
 
     def copy_in(self, src: Path, dest: Path) -> None:
         shutil.copytree(src, dest, symlinks=True)

@@ -96,3 +96,11 @@ def test_the_spec_cache_dir_is_the_compiler_cache_the_build_uses(tmp_path: Path)
     plan = _plan(tmp_path, targets=("c10",), cache_dir=str(shared))
     result, _ = _build(tmp_path, plan)
     assert result.manifest["env"]["CCACHE_DIR"] == str(shared)
+
+
+def test_an_executor_is_a_runner_for_the_providers() -> None:
+    from torchsmith.backends.local import LocalExecutor
+    from torchsmith.proc import HOST, Runner
+
+    runners: list[Runner] = [LocalExecutor({}), RecordingExecutor(), HOST]
+    assert all(callable(r.run) and callable(r.capture) for r in runners)
