@@ -101,8 +101,8 @@ def test_private_apt_options_never_touch_the_system_lists(tmp_path: Path) -> Non
     assert "-oDir::Etc::SourceParts=/dev/null" in opts
     assert all(str(tmp_path) in o for o in opts if "Dir::" in o and "SourceParts" not in o)
     assert cfg.sources_text().splitlines() == [
-        "deb-src http://deb.debian.org/debian bookworm main",
-        "deb-src http://deb.debian.org/debian trixie main",
+        f"deb-src [signed-by={apt.DEBIAN_KEYRING}] http://deb.debian.org/debian bookworm main",
+        f"deb-src [signed-by={apt.DEBIAN_KEYRING}] http://deb.debian.org/debian trixie main",
     ]
 
 

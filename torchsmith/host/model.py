@@ -64,6 +64,7 @@ class PythonInfo(_Frozen):
 class HostFacts(_Frozen):
     os_id: str = ""
     os_version: str = ""
+    os_codename: str = Field("", description="VERSION_CODENAME of /etc/os-release: 'bookworm'")
     machine: str = "x86_64"
     glibc: str | None = None
     cores: int = 1

@@ -71,6 +71,7 @@ def probe_host(env: Mapping[str, str], disk_path: Path) -> HostFacts:
     return HostFacts(
         os_id=system.os_id,
         os_version=system.os_version,
+        os_codename=system.os_codename,
         machine=system.machine or "unknown",
         glibc=system.glibc,
         cores=system.cores,

@@ -16,6 +16,7 @@ from torchsmith.host._run import ProbeError, query
 class SystemFacts:
     os_id: str = ""
     os_version: str = ""
+    os_codename: str = ""
     machine: str = ""
     glibc: str | None = None
     cores: int = 1
@@ -31,14 +32,19 @@ def _read(path: Path) -> str | None:
         return None
 
 
-def os_release(root: Path = Path("/")) -> tuple[str, str] | None:
-    """(ID, VERSION_ID) from ``/etc/os-release`` (or ``/usr/lib/os-release``)."""
+def os_release_values(root: Path = Path("/")) -> dict[str, str] | None:
+    """Every variable of ``/etc/os-release`` (or ``/usr/lib/os-release``)."""
     for rel in ("etc/os-release", "usr/lib/os-release"):
         text = _read(root / rel)
         if text is not None:
-            values = parse.parse_os_release(text)
-            return values.get("ID", ""), values.get("VERSION_ID", "")
+            return parse.parse_os_release(text)
     return None
+
+
+def os_release(root: Path = Path("/")) -> tuple[str, str] | None:
+    """(ID, VERSION_ID) from ``/etc/os-release`` (or ``/usr/lib/os-release``)."""
+    values = os_release_values(root)
+    return None if values is None else (values.get("ID", ""), values.get("VERSION_ID", ""))
 
 
 def glibc_version(env: Mapping[str, str]) -> str | None:
@@ -90,16 +96,17 @@ def _disk_or_warning(disk_path: Path, warnings: list[str]) -> float:
 
 def probe_system(env: Mapping[str, str], disk_path: Path, root: Path = Path("/")) -> SystemFacts:
     warnings: list[str] = []
-    release = os_release(root)
+    release = os_release_values(root)
     if release is None:
         warnings.append("no /etc/os-release: OS unknown")
     ram = ram_gib(root)
     if ram is None:
         warnings.append("RAM unknown: /proc/meminfo unreadable")
-    os_id, os_version = release or ("", "")
+    values = release or {}
     return SystemFacts(
-        os_id=os_id,
-        os_version=os_version,
+        os_id=values.get("ID", ""),
+        os_version=values.get("VERSION_ID", ""),
+        os_codename=values.get("VERSION_CODENAME", ""),
         machine=os.uname().machine,
         glibc=_glibc_or_warning(env, warnings),
         cores=cores(),

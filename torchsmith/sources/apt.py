@@ -1,7 +1,8 @@
 """Debian's archive through apt's own clients, with a PRIVATE configuration: a sources list,
 package lists and cache under a torchsmith-owned directory, so the system's apt state is never
 touched. File lists come from ``apt-get source --print-uris`` (hashes from the signed index);
-each file is fetched with ``apt-helper download-file``, which checks that hash."""
+each file is fetched with ``apt-helper download-file``, which checks that hash. The index itself
+must be signed by Debian's archive key (``signed-by``), not by any key the host trusts."""
 
 from __future__ import annotations
 
@@ -12,13 +13,15 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from torchsmith import proc
-from torchsmith.errors import SourceError, ToolError
+from torchsmith.errors import HostError, SourceError, ToolError
 from torchsmith.proc import LineCallback
 from torchsmith.sources.owned import claim
 
 DEFAULT_MIRROR = "http://deb.debian.org/debian"
 DEFAULT_SUITES = ("bookworm", "trixie")
 APT_HELPER = "/usr/lib/apt/apt-helper"
+# Debian's archive signing keys (package debian-archive-keyring; on Ubuntu too, from universe).
+DEBIAN_KEYRING = Path("/usr/share/keyrings/debian-archive-keyring.gpg")
 LISTS_MAX_AGE_S = 24 * 3600
 _URI_LINE = re.compile(
     r"^'(?P<uri>[^']+)' (?P<name>\S+) (?P<size>\d+) SHA256:(?P<sha>[0-9a-f]{64})"
@@ -42,13 +45,17 @@ class AptConfig:
     root: Path
     mirror: str = DEFAULT_MIRROR
     suites: tuple[str, ...] = DEFAULT_SUITES
+    keyring: Path = DEBIAN_KEYRING
 
     @property
     def lists(self) -> Path:
         return self.root / "lists"
 
     def sources_text(self) -> str:
-        return "".join(f"deb-src {self.mirror} {suite} main\n" for suite in self.suites)
+        return "".join(
+            f"deb-src {signed_by(self.keyring)} {self.mirror} {suite} main\n"
+            for suite in self.suites
+        )
 
     def options(self) -> list[str]:
         return [
@@ -59,8 +66,24 @@ class AptConfig:
         ]
 
 
+def signed_by(keyring: Path) -> str:
+    """The sources.list option that accepts only ``keyring``'s signatures for an entry."""
+    return f"[signed-by={keyring}]"
+
+
+def require_keyring(keyring: Path) -> None:
+    """Refuse to use a private sources list whose signing keyring is absent."""
+    if not keyring.is_file():
+        raise HostError(
+            f"Debian's archive keyring {keyring} is not on this machine, so the Debian "
+            "archive's signatures cannot be checked",
+            "install it: apt-get install debian-archive-keyring",
+        )
+
+
 def prepare(cfg: AptConfig) -> None:
     """Make the private apt directories (owned) and write the sources list."""
+    require_keyring(cfg.keyring)
     claim(cfg.root, {"purpose": "private apt configuration for deb-src downloads"})
     for sub in (cfg.lists / "partial", cfg.root / "cache"):
         sub.mkdir(parents=True, exist_ok=True)

@@ -1,19 +1,26 @@
 """Provider ``apt``: Debian's non-free ``nvidia-cuda-toolkit`` (11.8 in bookworm, 12.4 in trixie).
 
-Without root: a private sources list and state directory, ``apt-get download`` of the packages
-and ``dpkg -x`` into torchsmith's cache — nothing on the system changes. With root and
-``--install-deps``: ``apt-get install`` of the same packages. Either way the result is laid out
-as a standard toolkit root (:mod:`.layout`), since Debian spreads CUDA over ``/usr/bin``,
-``/usr/include``, ``/usr/lib/x86_64-linux-gnu`` and ``/usr/lib/nvidia-cuda-toolkit``."""
+Always: a private sources list (signed by Debian's archive key only) and state directory and
+``apt-get download`` of the packages. Then ``dpkg -x`` into torchsmith's cache — no root needed,
+nothing on the system changes. Only as root with ``--install-deps`` on a Debian host whose own
+suite (``VERSION_CODENAME``) is the packages' suite are they installed, with the host's own apt
+sources: a foreign suite is never installed into a host (:func:`route`). Either way the result
+is laid out as a standard toolkit root (:mod:`.layout`), since Debian spreads CUDA over
+``/usr/bin``, ``/usr/include``, ``/usr/lib/x86_64-linux-gnu`` and
+``/usr/lib/nvidia-cuda-toolkit``."""
 
 from __future__ import annotations
 
 import shutil
+from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
 
 from torchsmith import proc
 from torchsmith.hashing import sha256_file
 from torchsmith.host.model import HostFacts
+from torchsmith.sources.apt import DEBIAN_KEYRING, require_keyring, signed_by
 from torchsmith.toolchains.cuda import cache, debian_layout, layout
 from torchsmith.toolchains.cuda.base import (
     Offer,
@@ -78,8 +85,41 @@ PACKAGES = {
 }
 
 
-def sources_list(suite: str) -> str:
-    return f"deb {MIRROR} {suite} main contrib non-free\n"
+def sources_list(suite: str, keyring: Path = DEBIAN_KEYRING) -> str:
+    return f"deb {signed_by(keyring)} {MIRROR} {suite} main contrib non-free\n"
+
+
+@dataclass(frozen=True)
+class Route:
+    """How downloaded packages become a toolkit: installed into the host, or unpacked."""
+
+    kind: Literal["install", "unpack"]
+    reason: str
+
+
+def route(suite: str, host: HostFacts, ctx: ProvideContext) -> Route:
+    """Install only as root with --install-deps into a Debian host of the packages' own suite;
+    everything else is unpacked into the cache (``dpkg -x``, no root)."""
+    if not (ctx.is_root and ctx.install_deps):
+        return Route("unpack", "dpkg -x into torchsmith's cache (nothing on the system changes)")
+    here = f"{host.os_id or 'unknown OS'} {host.os_codename or '(no VERSION_CODENAME)'}"
+    if host.os_id != "debian" or host.os_codename != suite:
+        return Route(
+            "unpack",
+            f"Debian {suite}'s packages are never installed into this {here} host; "
+            "dpkg -x into torchsmith's cache instead",
+        )
+    return Route("install", f"apt-get install into this Debian {suite} host (--install-deps)")
+
+
+def install_argv(debs: Sequence[Path]) -> list[str | Path]:
+    """apt-get install of downloaded packages of the host's own suite, with the host's own
+    sources for their dependencies; it aborts rather than remove any installed package."""
+    return ["apt-get", "install", "-y", "--no-remove", "--no-install-recommends", *debs]
+
+
+def unpack_argv(deb: Path, prefix: Path) -> list[str | Path]:
+    return ["dpkg", "-x", deb, prefix]
 
 
 def apt_options(state: Path) -> list[str]:
@@ -114,14 +154,16 @@ class AptProvider:
             return found
         with cache.building(entry) as staging:
             debs = self.download(cuda, staging, ctx)
-            prefix = self._unpack(debs, staging, ctx)
+            how = route(SUITES[cuda], host, ctx)
+            prefix = self._unpack(debs, staging, ctx, how)
             shutil.rmtree(staging / "apt", ignore_errors=True)
-            record = self._finish(cuda, prefix, staging, entry, debs=debs, ctx=ctx)
+            record = self._finish(cuda, prefix, staging, entry, debs=debs, ctx=ctx, how=how)
             cache.save_record(staging, record)
             shutil.rmtree(staging / "debs")  # 1.4 GB for 11.8; the record keeps their sha256
         return record
 
     def download(self, cuda: str, staging: Path, ctx: ProvideContext) -> list[Path]:
+        require_keyring(DEBIAN_KEYRING)
         state = staging / "apt"
         (state / "lists" / "partial").mkdir(parents=True)
         (state / "cache" / "archives" / "partial").mkdir(parents=True)
@@ -138,20 +180,14 @@ class AptProvider:
         )
         return sorted(debs.glob("*.deb"))
 
-    def _unpack(self, debs: list[Path], staging: Path, ctx: ProvideContext) -> Path:
-        if ctx.is_root and ctx.install_deps:
-            # The system's own state, our sources: their dependencies come from the same suite.
-            state = staging / "apt"
-            opts = apt_options(state)[:3]  # SourceList, SourceParts, Lists
-            proc.run(
-                ["apt-get", *opts, "install", "-y", "--no-install-recommends", *debs],
-                env={**ctx.env, "DEBIAN_FRONTEND": "noninteractive"},
-                log_path=ctx.log_path,
-            )
+    def _unpack(self, debs: list[Path], staging: Path, ctx: ProvideContext, how: Route) -> Path:
+        if how.kind == "install":
+            env = {**ctx.env, "DEBIAN_FRONTEND": "noninteractive"}
+            proc.run(install_argv(debs), env=env, log_path=ctx.log_path)
             return Path("/")
         prefix = staging / "debroot"
         for deb in debs:
-            proc.run(["dpkg", "-x", deb, prefix], env=ctx.env, log_path=ctx.log_path)
+            proc.run(unpack_argv(deb, prefix), env=ctx.env, log_path=ctx.log_path)
         if not self.static_libs:
             debian_layout.prune_static(prefix)
         return prefix
@@ -165,6 +201,7 @@ class AptProvider:
         *,
         debs: list[Path],
         ctx: ProvideContext,
+        how: Route,
     ) -> ToolkitRecord:
         debian_layout.make_root(prefix, staging / "root")
         layout.check_root(staging / "root")
@@ -176,7 +213,7 @@ class AptProvider:
             version=full,
             root=str(root),
             nvcc=str(root / "bin" / "nvcc"),
-            origin=f"Debian {SUITES[cuda]} non-free ({MIRROR})"
+            origin=f"Debian {SUITES[cuda]} non-free ({MIRROR}); {how.reason}"
             + ("" if self.static_libs else "; static CUDA libraries left out"),
             packages=[deb_record(d, ctx) for d in debs],
         )
