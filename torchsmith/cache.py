@@ -107,9 +107,34 @@ def make_cache(kind: str, cache_root: Path, program: str | None) -> CompilerCach
     return CompilerCache(checked, cache_root / checked, cache_root, program)
 
 
+# The launcher variables a manifest may show: where the cache is and how paths are hashed.
+# Never a prefix match: CCACHE_REMOTE_STORAGE, SCCACHE_REDIS, SCCACHE_WEBDAV_PASSWORD,
+# SCCACHE_AZURE_CONNECTION_STRING… carry credentials (https://ccache.dev/manual/latest.html,
+# https://github.com/mozilla/sccache/blob/main/docs/Configuration.md).
+LAUNCHER_KEYS = frozenset(
+    {
+        "USE_CCACHE",
+        "CCACHE_DIR",
+        "CCACHE_BASEDIR",
+        "CCACHE_NOHASHDIR",
+        "CCACHE_HASHDIR",
+        "CCACHE_MAXSIZE",
+        "CCACHE_COMPILERCHECK",
+        "CCACHE_SLOPPINESS",
+        "CCACHE_DISABLE",
+        "SCCACHE_DIR",
+        "SCCACHE_BASEDIRS",
+        "SCCACHE_CACHE_SIZE",
+        "SCCACHE_DIRECT",
+        "SCCACHE_RECACHE",
+        "SCCACHE_NO_DAEMON",
+        "SCCACHE_IDLE_TIMEOUT",
+    }
+)
+
+
 def launcher_env_keys(env: Mapping[str, str]) -> dict[str, str]:
-    """The launcher-related variables of ``env`` (for the manifest)."""
-    prefixes = ("CCACHE_", "SCCACHE_", "USE_CCACHE")
-    keys = {k: v for k, v in env.items() if k.startswith(prefixes)}
+    """The known, non-secret launcher variables of ``env`` (for the manifest)."""
+    keys = {k: v for k, v in env.items() if k in LAUNCHER_KEYS}
     keys.update({k: v for k, v in env.items() if k.endswith("_COMPILER_LAUNCHER")})
     return keys

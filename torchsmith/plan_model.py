@@ -10,6 +10,7 @@ from typing import Generic, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from torchsmith.redact import redact_data
 from torchsmith.spec import Backend, CacheKind, Linkage
 
 PLAN_SCHEMA_VERSION = 1
@@ -123,9 +124,10 @@ class BuildPlan(_Frozen):
         return {e.name: e.value for e in self.env}
 
     def plan_hash(self) -> str:
-        """A stable hash of everything that changes the build's result."""
-        data = self.model_dump(
-            mode="json", exclude={"warnings", "output_dir", "outputs", "cache_dir"}
+        """A stable hash of everything that changes the build's result (URL credentials and
+        signatures masked: rotating a token does not force a rebuild)."""
+        data = redact_data(
+            self.model_dump(mode="json", exclude={"warnings", "output_dir", "outputs", "cache_dir"})
         )
         text = json.dumps(data, sort_keys=True)
         return hashlib.sha256(text.encode()).hexdigest()[:16]

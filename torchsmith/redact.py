@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from typing import Any
 
 MASK = "***"
 _URL = re.compile(r"(?i)\b[a-z][a-z0-9+.-]*://[^\s'\"<>]+")
@@ -96,3 +97,14 @@ def redact_text(text: str, secrets: Iterable[str] = ()) -> str:
     for secret in sorted({s for s in secrets if s}, key=len, reverse=True):
         text = text.replace(secret, MASK)
     return redact_url(text)
+
+
+def redact_data(data: Any) -> Any:
+    """A copy of JSON-like ``data`` (dicts, lists, strings…) with every string redacted."""
+    if isinstance(data, str):
+        return redact_url(data)
+    if isinstance(data, dict):
+        return {key: redact_data(value) for key, value in data.items()}
+    if isinstance(data, (list, tuple)):
+        return [redact_data(value) for value in data]
+    return data

@@ -12,15 +12,18 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import stat
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from torchsmith import __version__
+from torchsmith import __version__, lock
+from torchsmith.atomic import write_json
 from torchsmith.errors import HostError
 from torchsmith.plan_model import BuildPlan
+from torchsmith.redact import redact_data
 
 MARKER = "created-by-torchsmith"
 INFO_NAME = "workspace.json"
@@ -33,6 +36,13 @@ class Workspace:
 
     root: Path
     plan_hash: str
+    lock: lock.DirLock | None = field(default=None, compare=False, repr=False)
+    """Held while this process builds here (``builds/<hash>/.lock``): one writer per plan."""
+
+    def release(self) -> None:
+        """Let another run use this workspace (also happens when this process exits)."""
+        if self.lock is not None:
+            self.lock.release()
 
     @property
     def src(self) -> Path:
@@ -62,7 +72,7 @@ class Workspace:
     def mark_done(self, stage: str, data: Mapping[str, Any] | None = None) -> None:
         path = self.marker(stage)
         path.parent.mkdir(parents=True, exist_ok=True)
-        write_json_atomic(path, dict(data or {}))
+        write_json(path, dict(data or {}))
 
     def timings(self) -> dict[str, float]:
         path = self.root / "timings.json"
@@ -74,7 +84,7 @@ class Workspace:
         the interrupted ones); the totals."""
         totals = self.timings()
         totals[stage] = round(totals.get(stage, 0.0) + seconds, 1)
-        write_json_atomic(self.root / "timings.json", totals)
+        write_json(self.root / "timings.json", totals)
         return totals
 
     def read_marker(self, stage: str) -> dict[str, Any]:
@@ -82,15 +92,29 @@ class Workspace:
         return data if isinstance(data, dict) else {}
 
 
-def write_json_atomic(path: Path, data: Any) -> None:
-    """Write JSON to a temporary sibling, fsync it, then rename over ``path``."""
-    tmp = path.with_name(f".{path.name}.partial-{os.getpid()}")
-    with tmp.open("w", encoding="utf-8") as fh:
-        json.dump(data, fh, indent=2, sort_keys=True, default=str)
-        fh.write("\n")
-        fh.flush()
-        os.fsync(fh.fileno())
-    tmp.replace(path)
+def plan_record(plan: BuildPlan) -> dict[str, Any]:
+    """The plan as stored (``plan.json``, manifests): URL credentials redacted."""
+    data: dict[str, Any] = redact_data(plan.model_dump(mode="json"))
+    return data
+
+
+def check_cache_root(cache_root: Path, euid: int | None = None) -> Path:
+    """Make ``cache_root`` (mode 0700) or check an existing one: as root, refuse one that
+    another user owns or that group/others may write (root would run code from it)."""
+    if not cache_root.exists():
+        cache_root.mkdir(mode=0o700, parents=True)
+        return cache_root
+    euid = os.geteuid() if euid is None else euid
+    info = cache_root.stat()
+    if euid == 0 and (info.st_uid != euid or info.st_mode & (stat.S_IWGRP | stat.S_IWOTH)):
+        raise HostError(
+            f"cache root {cache_root} is owned by uid {info.st_uid} with mode "
+            f"{stat.filemode(info.st_mode)}: running as root, torchsmith would run code "
+            "(build scripts, the venv, compiler-cache entries) that other users can change",
+            f"use a cache root only root can write (--cache-root /root/.cache/torchsmith), "
+            f"or fix this one: chown root {cache_root} && chmod go-w {cache_root}",
+        )
+    return cache_root
 
 
 def workspace_info(plan_hash: str, tools: Mapping[str, str]) -> dict[str, Any]:
@@ -126,19 +150,36 @@ def plan_differences(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[str
     return [k for k in keys if old.get(k) != new.get(k) and k not in ("warnings", "outputs")]
 
 
-def _remove_ours(root: Path, reason: str, say: Say) -> None:
-    if read_info(root) is None and any(root.iterdir()):
+def _contents(root: Path) -> list[Path]:
+    """What ``root`` holds besides the lock file, its info file last."""
+    found = [p for p in root.iterdir() if p.name != lock.LOCK_NAME] if root.is_dir() else []
+    return sorted(found, key=lambda p: p.name == INFO_NAME)
+
+
+def _refuse_foreign(root: Path) -> None:
+    """Refuse a non-empty ``root`` without our info (checked before anything is written)."""
+    if read_info(root) is None and _contents(root):
         raise HostError(
             f"{root} exists but was not created by torchsmith; refusing to delete it",
             "move it away or choose another --cache-root",
         )
+
+
+def _remove_ours(root: Path, reason: str, say: Say) -> None:
+    """Empty an owned workspace (the lock file, which this run holds, stays; the info file
+    goes last, so a directory with files always says it is ours)."""
+    _refuse_foreign(root)
     say(f"cleaning build dir {root}: {reason}")
-    shutil.rmtree(root)
+    for path in _contents(root):
+        if path.is_dir() and not path.is_symlink():
+            shutil.rmtree(path)
+        else:
+            path.unlink()
 
 
 def _previous_plan_note(builds: Path, root: Path, plan: BuildPlan) -> str | None:
     """Explain a new plan hash by the newest earlier workspace of the same torch and source."""
-    new = plan.model_dump(mode="json")
+    new = plan_record(plan)
     candidates = []
     for other in builds.iterdir() if builds.is_dir() else []:
         plan_file = other / "plan.json"
@@ -155,29 +196,46 @@ def _previous_plan_note(builds: Path, root: Path, plan: BuildPlan) -> str | None
 
 
 def prepare_workspace(
-    cache_root: Path, plan: BuildPlan, tools: Mapping[str, str], say: Say
+    cache_root: Path,
+    plan: BuildPlan,
+    tools: Mapping[str, str],
+    say: Say,
+    wait_s: float = lock.WAIT_S,
 ) -> Workspace:
-    """The workspace for ``plan``: reused when its info matches, else made clean."""
+    """The workspace for ``plan``, locked for this process (a second run of the plan waits up
+    to ``wait_s``, then gets a :class:`HostError` naming the holder): reused when its info
+    matches, else made clean."""
     plan_hash = plan.plan_hash()
-    builds = cache_root / "builds"
+    builds = check_cache_root(cache_root) / "builds"
     root = builds / plan_hash
-    if root.exists():
-        info = read_info(root)
-        reason = "it has no workspace info (a half-made directory)" if info is None else None
-        reason = reason or stale_reason(info or {}, plan_hash, tools)
-        if reason is None:
-            say(f"resuming in {root}")
-            return Workspace(root, plan_hash)
-        _remove_ours(root, reason, say)
-    else:
+    if not root.exists():
         say(_previous_plan_note(builds, root, plan) or f"new build dir {root}")
-    return _create(root, plan, tools)
+    _refuse_foreign(root)
+    held = lock.acquire(root, f"the build directory of plan {plan_hash}", wait_s)
+    try:
+        return _reuse_or_create(Workspace(root, plan_hash, held), plan, tools, say)
+    except BaseException:
+        held.release()
+        raise
 
 
-def _create(root: Path, plan: BuildPlan, tools: Mapping[str, str]) -> Workspace:
-    root.mkdir(parents=True)
+def _reuse_or_create(
+    ws: Workspace, plan: BuildPlan, tools: Mapping[str, str], say: Say
+) -> Workspace:
+    if _contents(ws.root):
+        info = read_info(ws.root)
+        reason = "it has no workspace info (a half-made directory)" if info is None else None
+        reason = reason or stale_reason(info or {}, ws.plan_hash, tools)
+        if reason is None:
+            say(f"resuming in {ws.root}")
+            return ws
+        _remove_ours(ws.root, reason, say)
+    _create(ws.root, plan, tools)
+    return ws
+
+
+def _create(root: Path, plan: BuildPlan, tools: Mapping[str, str]) -> None:
     info = workspace_info(plan.plan_hash(), tools)
     info["created"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-    write_json_atomic(root / INFO_NAME, info)  # first: a directory with files always has it
-    write_json_atomic(root / "plan.json", plan.model_dump(mode="json"))
-    return Workspace(root, plan.plan_hash())
+    write_json(root / INFO_NAME, info)  # first: a directory with files always has it
+    write_json(root / "plan.json", plan_record(plan))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from torchsmith.redact import MASK, redact_text, redact_url, url_secrets
+from torchsmith.redact import MASK, redact_data, redact_text, redact_url, url_secrets
 
 CANARY = "s3cr3t-CANARY"
 
@@ -54,3 +54,12 @@ def test_url_secrets_and_redact_text() -> None:
     assert CANARY not in cleaned
     assert "sigvalue" not in cleaned
     assert MASK in cleaned
+
+
+def test_redact_data_walks_nested_values() -> None:
+    data = {
+        "source": {"location": f"https://a:{CANARY}@h/x", "n": 1},
+        "w": [f"see s3://k:{CANARY}@b"],
+    }
+    assert CANARY not in str(redact_data(data))
+    assert redact_data(data)["source"]["n"] == 1

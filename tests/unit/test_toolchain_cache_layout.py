@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -65,7 +66,22 @@ def test_failed_build_leaves_nothing(tmp_path: Path) -> None:
     entry = entry_dir(tmp_path, "pypi", "13.0")
     with pytest.raises(RuntimeError), building(entry):
         raise RuntimeError("download failed")
-    assert not entry.parent.exists() or not list(entry.parent.iterdir())
+    assert [p.name for p in entry.parent.iterdir()] == [".lock"]  # the lock file only
+
+
+def test_staging_of_a_live_run_survives_and_of_a_dead_one_goes(tmp_path: Path) -> None:
+    entry = entry_dir(tmp_path, "pypi", "13.0")
+    entry.parent.mkdir(parents=True)
+    live = entry.with_name(f".{entry.name}.partial-{os.getppid()}-abc")
+    dead = entry.with_name(f".{entry.name}.partial-{2**22 + 7}-abc")
+    user = entry.with_name(f"{entry.name}.partial-mine")
+    for path in (live, dead, user):
+        path.mkdir()
+    with building(entry) as staging:
+        assert staging.name.startswith(f".{entry.name}.partial-{os.getpid()}-")
+        (staging / "bin").mkdir()
+    assert live.is_dir() and user.is_dir() and not dead.exists()
+    assert (entry / "bin").is_dir()
 
 
 def test_lib64_and_unversioned_links(tmp_path: Path) -> None:

@@ -16,6 +16,7 @@ from torchsmith import __version__
 from torchsmith.cache import CacheStats
 from torchsmith.hashing import sha256_file
 from torchsmith.plan_model import BuildPlan
+from torchsmith.redact import redact_data
 from torchsmith.sources.base import SourceTree
 
 MANIFEST_SCHEMA = 1
@@ -66,6 +67,13 @@ class ManifestInputs:
 
 
 def build_manifest(inputs: ManifestInputs) -> dict[str, Any]:
+    """The manifest document; every string in it has URL credentials redacted (it is
+    published next to the wheel)."""
+    manifest: dict[str, Any] = redact_data(_document(inputs))
+    return manifest
+
+
+def _document(inputs: ManifestInputs) -> dict[str, Any]:
     plan = inputs.plan
     return {
         "schema_version": MANIFEST_SCHEMA,

@@ -4,16 +4,22 @@ ever deletes or overwrites. A directory without the marker is refused with a cle
 from __future__ import annotations
 
 import json
-import os
 import shutil
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from torchsmith import atomic, lock
 from torchsmith.errors import SourceError
-from torchsmith.workspace import write_json_atomic
+from torchsmith.redact import redact_data
 
 MARKER = "torchsmith-source.json"
+LOCK_WAIT_S = 60.0
+
+
+def _write_info(path: Path, info: Mapping[str, Any]) -> None:
+    """The marker JSON, URL credentials redacted (it records where a tree came from)."""
+    atomic.write_json(path / MARKER, redact_data(dict(info)))
 
 
 def is_owned(path: Path) -> bool:
@@ -33,10 +39,16 @@ def ensure_owned(path: Path) -> None:
 def claim(path: Path, info: Mapping[str, Any]) -> Path:
     """Make ``path`` (marked as torchsmith's) or check that it already is torchsmith's."""
     ensure_owned(path)
-    if not path.exists():
-        path.mkdir(parents=True)
-        write_json_atomic(path / MARKER, {"created_by": "torchsmith", **info})
+    path.mkdir(parents=True, exist_ok=True)  # another run may be claiming it at the same time
+    if not is_owned(path):
+        _write_info(path, {"created_by": "torchsmith", **info})
     return path
+
+
+def locked(path: Path, what: str, wait_s: float = LOCK_WAIT_S) -> lock.DirLock:
+    """Hold ``path``'s lock (``path/.lock``) while filling or replacing what is inside it: one
+    writer per cache entry; another run waits up to ``wait_s``, then is refused with the pid."""
+    return lock.acquire(path, what, wait_s)
 
 
 def read_info(path: Path) -> dict[str, Any]:
@@ -48,7 +60,7 @@ def update_info(path: Path, **values: Any) -> dict[str, Any]:
     """Merge ``values`` into the info file of an owned directory."""
     ensure_owned(path)
     data = {**read_info(path), **values}
-    write_json_atomic(path / MARKER, data)
+    _write_info(path, data)
     return data
 
 
@@ -64,12 +76,24 @@ def remove_owned(path: Path) -> None:
     shutil.rmtree(path)
 
 
+def remove_stale_stages(final: Path) -> list[Path]:
+    """Delete the staging directories of ``final`` left by runs that died (pid not running);
+    a live run's stage, and anything we did not mark, stay."""
+    removed = []
+    for stale in atomic.stale_partials(final):
+        if stale.is_dir() and not stale.is_symlink() and is_owned(stale):
+            shutil.rmtree(stale)
+            removed.append(stale)
+    return removed
+
+
 def staging_dir(parent: Path, name: str) -> Path:
-    """A fresh owned scratch directory next to where ``name`` will go, for atomic renames."""
-    stage = parent / f".{name}.partial-{os.getpid()}"
-    for stale in parent.glob(f".{name}.partial-*"):
-        remove_owned(stale)
-    return claim(stage, {"staging_for": name})
+    """A new owned scratch directory (unique to this call, made with ``mkdtemp``) next to
+    where ``name`` will go, for an atomic rename; stale stages of dead runs are removed."""
+    remove_stale_stages(parent / name)
+    stage = atomic.temp_dir(parent / name)
+    _write_info(stage, {"created_by": "torchsmith", "staging_for": name})
+    return stage
 
 
 def publish(stage: Path, final: Path) -> Path:

@@ -1,8 +1,13 @@
 """The ``tarball`` source provider: a release tarball from a URL or a file, with its sha256.
 
-``location`` is a path or URL, optionally ending in ``#sha256=<hex>`` (the expected hash). The
-hash is always recorded; a later fetch of the same location that yields other bytes is an error.
-Unpacking refuses path traversal (tarfile's ``data`` filter), into a torchsmith-owned directory.
+``location`` is a path or an ``https://`` URL, optionally ending in ``#sha256=<hex>`` (the
+expected hash; without it the first download is trusted and a warning says so). The hash is
+always recorded; a later fetch of the same location that yields other bytes is an error.
+Unpacking refuses path traversal, into a torchsmith-owned directory, one run at a time.
+
+curl gets the URL on stdin (``--config -``), never in its argv (``/proc/*/cmdline`` is world-
+readable and a URL may carry a password or a signature), and only over HTTPS, redirects
+included (``--proto =https --proto-redir =https``). Every URL shown or stored is redacted.
 """
 
 from __future__ import annotations
@@ -16,6 +21,7 @@ from torchsmith.errors import SourceError, ToolError
 from torchsmith.hashing import sha256_file
 from torchsmith.plan_model import SourcePlan
 from torchsmith.proc import LineCallback
+from torchsmith.redact import redact_text, redact_url, url_secrets
 from torchsmith.sources import owned
 from torchsmith.sources.archive import safe_extract, single_top_dir
 from torchsmith.sources.base import SourceTree
@@ -33,8 +39,50 @@ def split_location(location: str) -> tuple[str, str | None]:
     return location[: match.start()], match[1].lower()
 
 
+_PLAIN_TEXT = ("http://", "ftp://")
+CURL_OPTIONS = ("-fsSL", "--retry", "3", "--proto", "=https", "--proto-redir", "=https")
+
+
 def is_url(location: str) -> bool:
-    return location.startswith(("http://", "https://", "ftp://"))
+    return location.lower().startswith(("https://", *_PLAIN_TEXT))
+
+
+def check_url(url: str) -> None:
+    """Refuse a URL of a plain-text protocol (anyone on the path could swap the tarball)."""
+    if url.lower().startswith(_PLAIN_TEXT):
+        scheme = url.partition(":")[0]
+        raise SourceError(
+            f"tarball URL {redact_url(url)} uses plain-text {scheme}://, which anyone on the "
+            "network path can read and replace",
+            "use the https:// URL of the same file (and add #sha256=<hex> to pin it)",
+        )
+
+
+def hash_warning(location: str) -> str:
+    return (
+        f"tarball {redact_url(location)} has no #sha256=: the first download is trusted as it "
+        "is; add #sha256=<hex of the release tarball> to the location to pin it"
+    )
+
+
+def _curl_config(url: str, part: Path, resume: bool) -> str:
+    """curl's config (read from stdin): the URL stays out of the process list."""
+
+    def quoted(value: str) -> str:
+        return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+    lines = [f"url = {quoted(url)}", f"output = {quoted(str(part))}"]
+    return "\n".join([*lines, "continue-at = -"] if resume else lines) + "\n"
+
+
+def _curl(url: str, part: Path, env: Mapping[str, str], on_line: LineCallback | None) -> int:
+    secrets = url_secrets(url)
+    shown = None if on_line is None else (lambda line: on_line(redact_text(line, secrets)))
+    resume = part.is_file()
+    config = _curl_config(url, part, resume)
+    argv = ["curl", *CURL_OPTIONS, "--config", "-"]
+    done = proc.run(argv, env=env, on_line=shown, check=not resume, stdin_text=config)
+    return done.returncode
 
 
 def version_from_name(name: str) -> str:
@@ -48,19 +96,18 @@ def _download(url: str, dest: Path, env: Mapping[str, str], on_line: LineCallbac
     if final.is_file():
         return final
     part = final.with_name(final.name + ".part")
-    argv = ["curl", "-fsSL", "--retry", "3", "-o", str(part), url]
     try:
-        if part.is_file():  # continue a cut download; servers without ranges: start again
-            done = proc.run([*argv[:-1], "-C", "-", url], env=env, on_line=on_line, check=False)
-            if done.returncode != 0:
-                part.unlink()
+        # continue a cut download; servers without ranges: start again
+        if part.is_file() and _curl(url, part, env, on_line) != 0:
+            part.unlink()
         if not part.is_file():
-            proc.run(argv, env=env, on_line=on_line)
+            _curl(url, part, env, on_line)
     except ToolError as exc:
+        said = redact_text(" / ".join(exc.excerpt[-2:]), url_secrets(url))
         raise SourceError(
-            f"download of {url} failed: {' / '.join(exc.excerpt[-2:])}",
+            f"download of {redact_url(url)} failed: {said}",
             "check the URL and the network; the same command resumes the download",
-        ) from exc
+        ) from None
     return part.replace(final)
 
 
@@ -68,6 +115,7 @@ def _archive(
     location: str, dest: Path, env: Mapping[str, str], on_line: LineCallback | None
 ) -> Path:
     if is_url(location):
+        check_url(location)
         return _download(location, dest, env, on_line)
     path = Path(location).expanduser()
     if not path.is_file():
@@ -102,8 +150,36 @@ def fetch_tarball(
     """Fetch (URL) or take (file) the tarball, check its sha256 and unpack it once."""
     del install_deps
     location, expected = split_location(plan.location)
+    if is_url(location):
+        check_url(location)
+    shown = redact_url(location)  # also the cache key: a rotated token reuses the download
     base = owned.claim(cache_root / "tarball", {"purpose": "unpacked tarballs"})
-    dest = owned.claim(base / cache_key(location, ""), {"location": location})
+    dest = owned.claim(base / cache_key(shown, ""), {"location": shown})
+    details = {"location": shown}
+    if expected is None:
+        details["warning"] = hash_warning(location)
+        if on_line is not None:
+            on_line(f"warning: {details['warning']}")
+    with owned.locked(dest, f"the tarball cache entry {dest.name}"):
+        archive, digest = _fetch_and_unpack(location, expected, dest, env, on_line)
+    return SourceTree(
+        kind="tarball",
+        root=single_top_dir(dest / "tree" / "src"),
+        identity=digest,
+        version=version_from_name(archive.name),
+        owned=True,
+        details={**details, "archive": str(archive), "sha256": digest},
+    )
+
+
+def _fetch_and_unpack(
+    location: str,
+    expected: str | None,
+    dest: Path,
+    env: Mapping[str, str],
+    on_line: LineCallback | None,
+) -> tuple[Path, str]:
+    """The archive (downloaded once) and its sha256, unpacked into ``dest/tree``."""
     (dest / "download").mkdir(exist_ok=True)
     archive = _archive(location, dest / "download", env, on_line)
     info = owned.read_info(dest)
@@ -113,11 +189,4 @@ def fetch_tarball(
         safe_extract(archive, stage / "src")
         owned.publish(stage, dest / "tree")
         owned.update_info(dest, sha256=digest)
-    return SourceTree(
-        kind="tarball",
-        root=single_top_dir(dest / "tree" / "src"),
-        identity=digest,
-        version=version_from_name(archive.name),
-        owned=True,
-        details={"location": location, "archive": str(archive), "sha256": digest},
-    )
+    return archive, digest

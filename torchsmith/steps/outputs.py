@@ -88,7 +88,7 @@ def _wheel(ctx: BuildContext, state: BuildState) -> None:
         out.mkdir(parents=True, exist_ok=True)
         remove_stale_temporaries(out)
         state.artifacts = [artifact_record(wheel)]
-        state.published = [publish_file(wheel, out)]
+        state.published = [publish_file(wheel, out, plan_hash=ctx.plan.plan_hash())]
         state.manifest = manifest_of(ctx, state)
         name = manifest_name(ctx.plan, wheel)
         state.manifest_paths = publish_manifest(state.manifest, [out, ctx.workspace.root], name)

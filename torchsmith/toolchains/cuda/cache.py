@@ -4,7 +4,6 @@ downloads nothing; a directory without our info file is never touched."""
 
 from __future__ import annotations
 
-import os
 import shutil
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -12,10 +11,12 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
+from torchsmith import atomic, lock
 from torchsmith.errors import HostError
 from torchsmith.toolchains.cuda.base import ProviderName, ToolkitRecord
 
 INFO_FILE = "torchsmith-toolkit.json"
+LOCK_WAIT_S = 60.0
 
 
 def entry_dir(cache_root: Path, provider: ProviderName, cuda: str) -> Path:
@@ -34,29 +35,37 @@ def load_record(entry: Path) -> ToolkitRecord | None:
     return record if Path(record.nvcc).is_file() else None
 
 
+def _remove_stale_stages(entry: Path) -> None:
+    """Staging directories of ``entry`` whose run died (pid not running); a live one stays."""
+    for stale in atomic.stale_partials(entry):
+        if stale.is_dir() and not stale.is_symlink():
+            shutil.rmtree(stale)
+
+
 @contextmanager
 def building(entry: Path) -> Iterator[Path]:
     """A fresh staging directory beside ``entry``, renamed to ``entry`` on success.
 
-    An existing ``entry`` that lacks our info file was not made by us: refuse rather than
-    delete it. One that has it (a stale or broken toolkit of ours) is replaced."""
+    One run at a time per cache (``cuda/.lock``). An existing ``entry`` that lacks our info
+    file was not made by us: refuse rather than delete it. One that has it (a stale or broken
+    toolkit of ours) is replaced."""
     if entry.exists() and not (entry / INFO_FILE).is_file():
         raise HostError(
             f"{entry} exists but was not made by torchsmith (no {INFO_FILE})",
             "move it away or choose another cache directory",
         )
-    staging = entry.with_name(f"{entry.name}.partial-{os.getpid()}")
-    shutil.rmtree(staging, ignore_errors=True)
-    staging.mkdir(parents=True)
-    try:
-        yield staging
-    except BaseException:
-        shutil.rmtree(staging, ignore_errors=True)
-        raise
-    if entry.exists():
-        shutil.rmtree(entry)
-    staging.rename(entry)
+    with lock.acquire(entry.parent, "the CUDA toolkit cache", LOCK_WAIT_S):
+        _remove_stale_stages(entry)
+        staging = atomic.temp_dir(entry)
+        try:
+            yield staging
+        except BaseException:
+            shutil.rmtree(staging, ignore_errors=True)
+            raise
+        if entry.exists():
+            shutil.rmtree(entry)
+        staging.rename(entry)
 
 
 def save_record(staging: Path, record: ToolkitRecord) -> None:
-    (staging / INFO_FILE).write_text(record.model_dump_json(indent=2), encoding="utf-8")
+    atomic.write_text(staging / INFO_FILE, record.model_dump_json(indent=2))
