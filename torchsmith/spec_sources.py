@@ -279,12 +279,13 @@ def source_problems(source: str) -> list[Problem]:
     if kind == "path":
         found = _path_problem(kind, location, want_dir=True)
     elif kind == "bundle":
-        found = _path_problem(kind, location, want_dir=False)
+        found = _path_problem(kind, location.split("#sha256=", 1)[0], want_dir=False)
     elif kind == "tarball":
         found = _tarball_problem(location)
     fixes = {
         "path": "give the directory of a PyTorch source tree (path:~/src/pytorch)",
-        "bundle": "give the file `torchsmith source bundle` wrote (bundle:torch-src.tar)",
+        "bundle": "give the file `torchsmith source bundle` wrote, as it printed it "
+        "(bundle:torch-src.tar#sha256=HEX)",
         "tarball": "give an https:// URL (optionally #sha256=HEX) or an existing .tar.* file",
     }
     return [Problem(found, fixes[kind], field="source")] if found else []

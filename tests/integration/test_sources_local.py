@@ -5,6 +5,7 @@ taken from the debian provider's cached tree. About 5 s after the Debian fetch i
 from __future__ import annotations
 
 import os
+import shlex
 import shutil
 import subprocess
 import tarfile
@@ -128,8 +129,10 @@ def test_bundle_round_trip_verifies_every_hash(real_subset: Path, tmp_path: Path
     out = tmp_path / "pytorch-1.13.1.bundle.tar.gz"
     digest = write_bundle(source, out)
     assert digest == sha256_file(out)
-    offline = fetch_source(_plan("bundle", str(out)), tmp_path / "airgap", env)
-    assert (offline.kind, offline.identity) == ("bundle", source.identity)
+    offline = fetch_source(_plan("bundle", f"{out}#sha256={digest}"), tmp_path / "airgap", env)
+    # a path tree's identity cannot be checked against the KB: recorded as the bundle's claim
+    assert (offline.kind, offline.identity) == ("bundle", f"claimed:{source.identity}")
+    assert offline.details["bundle_pinned"] == "sha256"
     assert offline.version == "1.13.0a0"
     assert tree_manifest(offline.root) == tree_manifest(source.root)
     assert (offline.root / "third_party" / "pocketfft").is_dir()  # empty dirs survive
@@ -163,20 +166,29 @@ def test_cli_bundle_then_offline_fetch(
 
     from torchsmith.cli import main
 
-    common = ["--torch", "1.13.1", "--cpu", "--quiet", "--json"]
-    out = tmp_path / "src.bundle.tar.gz"
+    common = ["--torch", "1.13.1", "--cpu", "--json"]
+    out = tmp_path / "dir with spaces" / "src.bundle.tar.gz"
+    out.parent.mkdir()
     code = main(["source", "bundle", *common, "--source", f"path:{real_subset}",
                  "--cache-root", str(tmp_path / "online"), "-o", str(out)])  # fmt: skip
     assert code == 0
-    written = json.loads(capsys.readouterr().out)
+    captured = capsys.readouterr()
+    written = json.loads(captured.out)  # stdout is only the JSON (progress went to stderr)
+    assert "bundle: " in captured.err
     assert written["bundle_sha256"] == sha256_file(out)
-    code = main(["source", "fetch", *common, "--source", f"bundle:{out}",
+    assert written["source"] == f"bundle:{out}#sha256={written['bundle_sha256']}"
+    code = main(["source", "fetch", *common, "--quiet", "--source", written["source"],
                  "--cache-root", str(tmp_path / "offline")])  # fmt: skip
     assert code == 0
     fetched = json.loads(capsys.readouterr().out)
     assert fetched["kind"] == "bundle"
-    assert fetched["identity"] == written["identity"]
+    assert fetched["identity"] == f"claimed:{written['identity']}"
     assert fetched["root"].startswith(str(tmp_path / "offline" / "sources" / "bundle"))
+    code = main(["source", "bundle", *common[:-1], "--quiet", "--source", f"path:{real_subset}",
+                 "--cache-root", str(tmp_path / "online"), "-o", str(out)])  # fmt: skip
+    assert code == 0
+    said = capsys.readouterr().out
+    assert said.endswith(f"--source {shlex.quote(written['source'])}\n")  # the same bytes again
 
 
 def test_tarball_from_a_url_with_a_stale_partial_download(

@@ -4,16 +4,18 @@ from __future__ import annotations
 
 import argparse
 import os
+import shlex
 from pathlib import Path
 from typing import Any
 
 from torchsmith import kb as kbmod
 from torchsmith.commands.spec_args import add_spec_arguments, spec_from_args
-from torchsmith.console import out, print_json
+from torchsmith.console import err, out, print_json
 from torchsmith.plan import resolve
+from torchsmith.proc import LineCallback
 from torchsmith.sources import fetch_source
 from torchsmith.sources.base import SourceTree
-from torchsmith.sources.bundle import write_bundle
+from torchsmith.sources.bundle import bundle_spec, write_bundle
 
 
 def _cache_root(args: argparse.Namespace) -> Path:
@@ -27,14 +29,21 @@ def _fetch(args: argparse.Namespace) -> SourceTree:
     from torchsmith.commands.plan import load_host
 
     plan = resolve(spec_from_args(args), kbmod.load(), load_host(args))
-    on_line = None if args.quiet else out.print
     return fetch_source(
         plan.source,
         _cache_root(args),
         dict(os.environ),
         install_deps=args.install_deps,
-        on_line=on_line,
+        on_line=_progress(args),
     )
+
+
+def _progress(args: argparse.Namespace) -> LineCallback | None:
+    """Progress lines: none with --quiet; on stderr with --json (stdout is only the JSON)."""
+    if args.quiet:
+        return None
+    console = err if args.json else out
+    return lambda line: console.print(line, markup=False, highlight=False)
 
 
 def _tree_json(tree: SourceTree) -> dict[str, Any]:
@@ -53,18 +62,26 @@ def _handle_fetch(args: argparse.Namespace) -> int:
     if args.json:
         print_json(_tree_json(tree))
     else:
-        out.print(f"{tree.kind} source {tree.version} at {tree.root}\nidentity {tree.identity}")
+        out.print(
+            f"{tree.kind} source {tree.version} at {tree.root}\nidentity {tree.identity}",
+            markup=False,
+        )
     return 0
 
 
 def _handle_bundle(args: argparse.Namespace) -> int:
     tree = _fetch(args)
     output: Path = args.bundle_file.expanduser().resolve()
-    digest = write_bundle(tree, output, None if args.quiet else out.print)
+    digest = write_bundle(tree, output, _progress(args))
+    spec = bundle_spec(output, digest)
     if args.json:
-        print_json({**_tree_json(tree), "bundle": str(output), "bundle_sha256": digest})
+        print_json({**_tree_json(tree), "bundle": str(output), "bundle_sha256": digest,
+                    "source": spec})  # fmt: skip
     else:
-        out.print(f"wrote {output} (sha256 {digest}); build offline with --source bundle:{output}")
+        out.print(
+            f"wrote {output} (sha256 {digest})\nbuild offline with: --source {shlex.quote(spec)}",
+            markup=False,
+        )
     return 0
 
 

@@ -3,102 +3,57 @@ of every file's sha256, and the ``bundle`` provider that unpacks one on an air-g
 checks every hash.
 
 Layout inside the tarball: ``torchsmith-bundle.json`` (kind, version, identity and details of
-the original source; ``files``: path -> sha256 or ``link:<target>``) and ``source/…``. ``.git``
-directories and a top-level ``build/`` are left out.
+the original source; ``files``: path -> sha256, ``link:<target>`` or ``dir``; ``files_sha256``)
+and ``source/…``. ``.git`` directories and a top-level ``build/`` are left out. Writing is
+reproducible: the same tree gives the same bytes (sorted members, fixed mtime, owner 0 without
+names, modes 0o755/0o644, no gzip name or time).
+
+A bundle cannot vouch for itself: only ``bundle:FILE#sha256=HEX`` (the spec ``source bundle``
+prints) pins it. The identity inside is recorded as ``claimed:<id>`` unless it can be checked:
+the bundle is pinned and the knowledge base records the same identity for the original source.
 """
 
 from __future__ import annotations
 
-import io
-import json
-import os
-import tarfile
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import get_args
 
+from torchsmith import kb
 from torchsmith.errors import SourceError
 from torchsmith.hashing import sha256_file
 from torchsmith.plan_model import SourcePlan
 from torchsmith.proc import LineCallback
 from torchsmith.sources import owned
 from torchsmith.sources.archive import safe_extract
-from torchsmith.sources.base import SourceTree
+from torchsmith.sources.base import SourceKind, SourceTree
+from torchsmith.sources.bundle_format import (
+    MANIFEST,
+    SOURCE,
+    BundleManifest,
+    bundle_manifest,
+    listing,
+    read_manifest,
+)
+from torchsmith.sources.bundle_write import write_bundle
 from torchsmith.sources.git import cache_key
-from torchsmith.sources.hashing import entry_digest, iter_tree, manifest_digest
+from torchsmith.sources.identity import check_identity
+from torchsmith.sources.tarball import split_location
 
-MANIFEST = "torchsmith-bundle.json"
-SOURCE = "source"
-EXCLUDE = (".git",)
-BUNDLE_FORMAT = 1
+__all__ = ["bundle_manifest", "bundle_spec", "fetch_bundle", "listing", "write_bundle"]
 
-
-def listing(root: Path) -> dict[str, str]:
-    """``path -> sha256 | link:<target> | dir`` of everything a bundle holds (empty
-    directories included: 1.13's CMake checks that e.g. ``third_party/pocketfft`` exists)."""
-    entries: dict[str, str] = {}
-    for dirpath, dirnames, _ in os.walk(root):
-        dirnames[:] = [d for d in dirnames if d not in EXCLUDE]
-        rel_dir = Path(dirpath).relative_to(root)
-        if rel_dir.parts[:1] == ("build",):
-            dirnames[:] = []
-            continue
-        for name in dirnames:
-            rel = rel_dir / name
-            if rel.parts != ("build",) and not (root / rel).is_symlink():
-                entries[rel.as_posix()] = "dir"
-    for rel in iter_tree(root, EXCLUDE):
-        if rel.parts[0] != "build":
-            entries[rel.as_posix()] = entry_digest(root, rel)
-    return entries
+CLAIMED = "claimed:"
+NOT_RECORDED = "not recorded in the knowledge base"
 
 
-def bundle_manifest(tree: SourceTree) -> dict[str, Any]:
-    manifest = listing(tree.root)
-    return {
-        "format": BUNDLE_FORMAT,
-        "kind": tree.kind,
-        "version": tree.version,
-        "identity": tree.identity,
-        "details": dict(tree.details),
-        "files": manifest,
-        "files_sha256": manifest_digest(manifest),
-    }
-
-
-def write_bundle(tree: SourceTree, out: Path, on_line: LineCallback | None = None) -> str:
-    """Write ``out`` (a .tar.gz) atomically; returns its sha256."""
-    manifest = bundle_manifest(tree)
-    tmp = out.with_name(f".{out.name}.partial-{os.getpid()}")
-    if on_line is not None:
-        on_line(f"bundle: {len(manifest['files'])} files from {tree.root}")
-    try:
-        with tarfile.open(tmp, "w:gz", compresslevel=6) as tar:
-            data = json.dumps(manifest, indent=1, sort_keys=True).encode()
-            info = tarfile.TarInfo(MANIFEST)
-            info.size = len(data)
-            tar.addfile(info, io.BytesIO(data))
-            for rel in sorted(manifest["files"]):
-                tar.add(tree.root / rel, arcname=f"{SOURCE}/{rel}", recursive=False)
-        tmp.replace(out)
-    finally:
-        tmp.unlink(missing_ok=True)
-    return sha256_file(out)
-
-
-def _read_manifest(root: Path) -> dict[str, Any]:
-    path = root / MANIFEST
-    if not path.is_file():
-        raise SourceError(f"not a torchsmith bundle: no {MANIFEST} inside")
-    data: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
-    if data.get("format") != BUNDLE_FORMAT:
-        raise SourceError(f"unsupported bundle format {data.get('format')!r}")
-    return data
+def bundle_spec(path: Path, digest: str) -> str:
+    """The ``--source`` value that pins a bundle to its bytes."""
+    return f"bundle:{path}#sha256={digest}"
 
 
 def verify_tree(root: Path, files: Mapping[str, str]) -> None:
     """Every file of the manifest is there with its sha256, and nothing else is."""
-    found = listing(root)
+    found = listing(root) if root.is_dir() and not root.is_symlink() else {}
     missing = sorted(set(files) - set(found))
     extra = sorted(set(found) - set(files))
     changed = sorted(name for name in set(files) & set(found) if files[name] != found[name])
@@ -111,6 +66,64 @@ def verify_tree(root: Path, files: Mapping[str, str]) -> None:
         )
 
 
+def _say(on_line: LineCallback | None, text: str) -> None:
+    if on_line is not None:
+        on_line(text)
+
+
+def _pinned_digest(bundle: Path, expected: str | None, on_line: LineCallback | None) -> str:
+    digest = sha256_file(bundle)
+    if expected is not None and digest != expected:
+        raise SourceError(
+            f"bundle {bundle} has sha256 {digest}, not the {expected} the source names",
+            "the file was replaced or corrupted: take the bundle (and the --source value) that "
+            "`torchsmith source bundle` printed",
+        )
+    if expected is None:
+        _say(
+            on_line,
+            f"WARNING: bundle {bundle} is not pinned (no #sha256=): anyone who could replace the "
+            "file chose this source, and its identity is only claimed; use the "
+            f"'bundle:FILE#sha256=HEX' value `torchsmith source bundle` printed ({digest})",
+        )
+    return digest
+
+
+def _unpack(bundle: Path, dest: Path, on_line: LineCallback | None) -> None:
+    _say(on_line, f"bundle: unpacking {bundle}")
+    stage = owned.staging_dir(dest, "tree")
+    safe_extract(bundle, stage / "src", only={MANIFEST, SOURCE})
+    manifest = read_manifest(stage / "src" / MANIFEST)
+    verify_tree(stage / "src" / SOURCE, manifest.files)
+    owned.publish(stage, dest / "tree")
+
+
+def _original(manifest: BundleManifest, root: Path) -> SourceTree:
+    kind: SourceKind = "bundle"
+    if manifest.kind in get_args(SourceKind):
+        kind = manifest.kind  # type: ignore[assignment]  # checked against the Literal above
+    identity = manifest.identity.removeprefix(CLAIMED)
+    return SourceTree(kind, root, identity, manifest.version, False, dict(manifest.details))
+
+
+def checked_identity(manifest: BundleManifest, root: Path, pinned: bool) -> tuple[str, str]:
+    """(identity, how it was checked). A claim the KB contradicts is an error; one it confirms
+    counts only for a pinned bundle (anyone can copy the KB's value into a forged one)."""
+    original = _original(manifest, root)
+    try:
+        note = check_identity(original, kb.load())
+    except SourceError as exc:
+        raise SourceError(f"the bundle claims a source it is not: {exc.message}", exc.hint) from exc
+    if note == NOT_RECORDED:
+        return (
+            CLAIMED + original.identity,
+            "claimed by the bundle; the knowledge base records nothing to check it against",
+        )
+    if not pinned:
+        return CLAIMED + original.identity, f"claimed; {note}, but the bundle is not pinned"
+    return original.identity, f"{note}; bundle pinned by sha256"
+
+
 def fetch_bundle(
     plan: SourcePlan,
     cache_root: Path,
@@ -119,30 +132,21 @@ def fetch_bundle(
     install_deps: bool = False,
     on_line: LineCallback | None = None,
 ) -> SourceTree:
-    """Unpack a bundle once (hashes verified) and give its tree with the original identity."""
+    """Unpack a bundle once (every member and hash checked) and give its tree."""
     del env, install_deps
-    bundle = Path(plan.location).expanduser().resolve()
+    location, expected = split_location(plan.location)
+    bundle = Path(location).expanduser().resolve()
     if not bundle.is_file():
         raise SourceError(f"bundle {bundle} does not exist", "give the file `source bundle` wrote")
-    digest = sha256_file(bundle)
+    digest = _pinned_digest(bundle, expected, on_line)
     base = owned.claim(cache_root / "bundle", {"purpose": "unpacked source bundles"})
     dest = owned.claim(base / cache_key(str(bundle), digest), {"bundle": str(bundle)})
     if not owned.is_owned(dest / "tree"):
-        if on_line is not None:
-            on_line(f"bundle: unpacking {bundle}")
-        stage = owned.staging_dir(dest, "tree")
-        safe_extract(bundle, stage / "src")
-        manifest = _read_manifest(stage / "src")
-        verify_tree(stage / "src" / SOURCE, manifest["files"])
-        owned.publish(stage, dest / "tree")
-    manifest = _read_manifest(dest / "tree" / "src")
-    details = {f"original:{k}": str(v) for k, v in manifest["details"].items()}
-    details |= {"bundle": str(bundle), "bundle_sha256": digest, "original_kind": manifest["kind"]}
-    return SourceTree(
-        kind="bundle",
-        root=dest / "tree" / "src" / SOURCE,
-        identity=str(manifest["identity"]),
-        version=str(manifest["version"]),
-        owned=True,
-        details=details,
-    )
+        _unpack(bundle, dest, on_line)
+    manifest = read_manifest(dest / "tree" / "src" / MANIFEST)
+    root = dest / "tree" / "src" / SOURCE
+    identity, how = checked_identity(manifest, root, pinned=expected is not None)
+    details = {f"original:{k}": str(v) for k, v in manifest.details.items()}
+    details |= {"bundle": str(bundle), "bundle_sha256": digest, "original_kind": manifest.kind}
+    details |= {"bundle_pinned": "sha256" if expected else "no", "bundle_identity": how}
+    return SourceTree("bundle", root, identity, manifest.version, True, details)

@@ -22,6 +22,7 @@ from torchsmith.proc import LineCallback
 from torchsmith.sources import apt, owned
 from torchsmith.sources.archive import safe_extract
 
+UNPACKED = "src"
 PLACEHOLDER = re.compile(r"\{(debian_extra:(?P<pkg>[a-z0-9][a-z0-9.+-]*)=(?P<ver>[\w.+~:-]+))\}")
 
 
@@ -59,12 +60,15 @@ def fetch_extra(
     env: Mapping[str, str],
     on_line: LineCallback | None = None,
 ) -> Path:
-    """The unpacked ``debian/`` packaging of ``ref`` (package, version): its parent dir."""
+    """The unpacked ``debian/`` packaging of ``ref`` (package, version): its parent dir.
+
+    The archive is unpacked into ``src/`` of the owned directory, never beside its ownership
+    marker and the download (a member named like the marker cannot replace it)."""
     package, version = ref
     owned.claim(extra_root, {"purpose": "extra Debian packaging used by fixes"})
     final = extra_root / f"{package}_{version}"
-    if owned.is_owned(final) and (final / "debian").is_dir():
-        return final
+    if owned.is_owned(final) and (final / UNPACKED / "debian").is_dir():
+        return final / UNPACKED
     if not apt.lists_fresh(cfg):
         apt.update(cfg, env, on_line)
     remote = next(
@@ -80,9 +84,9 @@ def fetch_extra(
             f"cannot fetch {remote.name}, which a fix copies files from: {reason}",
             "check the connection to the Debian archive",
         )
-    safe_extract(stage / remote.name, stage)
+    safe_extract(stage / remote.name, stage / UNPACKED)
     owned.update_info(stage, sha256={remote.name: remote.sha256})
-    return owned.publish(stage, final)
+    return owned.publish(stage, final) / UNPACKED
 
 
 def expand_placeholders(argv: Sequence[str], details: Mapping[str, str]) -> list[str]:

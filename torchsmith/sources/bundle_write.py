@@ -1,0 +1,81 @@
+"""Write a bundle reproducibly: the same tree always gives the same bytes (and sha256).
+
+Members are sorted, every member has the same mtime, uid/gid 0 with no user or group names and
+mode 0o755 (directories, executables) or 0o644; hard-linked files are stored as plain files;
+the gzip header carries no file name and no time.
+"""
+
+from __future__ import annotations
+
+import gzip
+import io
+import json
+import os
+import tarfile
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from torchsmith.hashing import sha256_file
+from torchsmith.proc import LineCallback
+from torchsmith.sources.base import SourceTree
+from torchsmith.sources.bundle_format import MANIFEST, SOURCE, bundle_manifest
+
+# 1980-01-01T00:00:00Z, the earliest time a zip (wheel) can hold; any constant would do.
+BUNDLE_MTIME = 315532800
+
+
+def _info(name: str, kind: bytes, mode: int) -> tarfile.TarInfo:
+    info = tarfile.TarInfo(name)
+    info.type, info.mode, info.mtime = kind, mode, BUNDLE_MTIME
+    info.uid = info.gid = 0
+    info.uname = info.gname = ""
+    return info
+
+
+def _add(tar: tarfile.TarFile, root: Path, rel: str, entry: str) -> None:
+    name = f"{SOURCE}/{rel}"
+    if entry == "dir":
+        tar.addfile(_info(name, tarfile.DIRTYPE, 0o755))
+        return
+    if entry.startswith("link:"):
+        info = _info(name, tarfile.SYMTYPE, 0o777)
+        info.linkname = entry.removeprefix("link:")
+        tar.addfile(info)
+        return
+    path = root / rel
+    mode = 0o755 if path.stat().st_mode & 0o111 else 0o644
+    info = _info(name, tarfile.REGTYPE, mode)
+    with path.open("rb") as fh:
+        info.size = os.fstat(fh.fileno()).st_size
+        tar.addfile(info, fh)
+
+
+def _write(fh: Any, manifest: dict[str, Any], root: Path) -> None:
+    with (
+        gzip.GzipFile(filename="", mode="wb", fileobj=fh, compresslevel=6, mtime=0) as gz,
+        tarfile.open(fileobj=gz, mode="w", format=tarfile.PAX_FORMAT) as tar,
+    ):
+        data = json.dumps(manifest, indent=1, sort_keys=True).encode()
+        info = _info(MANIFEST, tarfile.REGTYPE, 0o644)
+        info.size = len(data)
+        tar.addfile(info, io.BytesIO(data))
+        for rel in sorted(manifest["files"]):
+            _add(tar, root, rel, manifest["files"][rel])
+
+
+def write_bundle(tree: SourceTree, out: Path, on_line: LineCallback | None = None) -> str:
+    """Write ``out`` (a .tar.gz) atomically; returns its sha256."""
+    manifest = bundle_manifest(tree)
+    if on_line is not None:
+        on_line(f"bundle: {len(manifest['files'])} files from {tree.root}")
+    fd, name = tempfile.mkstemp(dir=out.parent, prefix=f".{out.name}.", suffix=".partial")
+    tmp = Path(name)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            _write(fh, manifest, tree.root)
+            os.fchmod(fh.fileno(), 0o644)
+        tmp.replace(out)
+    finally:
+        tmp.unlink(missing_ok=True)
+    return sha256_file(out)
