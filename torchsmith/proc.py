@@ -13,31 +13,18 @@ import shlex
 import subprocess
 import time
 from collections import deque
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Protocol, TextIO
+from typing import TextIO
 
 from torchsmith.errors import HostError, ToolError
-
-LineCallback = Callable[[str], None]
+from torchsmith.runner import Completed, LineCallback, Runner
 
 _ERROR_LINE = re.compile(
     r"((?<![-=])\b[Ee]rror\b|fatal error|undefined reference|No such file|CMake Error|"
     r"cannot find|Killed signal|Traceback)",
 )
 _NOISE = re.compile(r"ninja: build stopped|subcommand failed|CalledProcessError|make: \*\*\*")
-
-
-@dataclass(frozen=True)
-class Completed:
-    """What a finished command left behind."""
-
-    argv: tuple[str, ...]
-    returncode: int
-    seconds: float
-    log_path: Path | None
-    tail: tuple[str, ...]
 
 
 def relevant_lines(lines: Sequence[str], limit: int = 12) -> list[str]:
@@ -149,34 +136,6 @@ def capture(
     )
 
 
-class Runner(Protocol):
-    """Where commands run: this machine (:data:`HOST`), or a build backend's executor
-    (:class:`torchsmith.backends.base.Executor` satisfies it). Providers that run commands
-    (sources, toolchains, verify, inspect, host probes) take one instead of calling
-    :func:`run` themselves, so the same code runs on any backend."""
-
-    def run(
-        self,
-        argv: Sequence[str | Path],
-        *,
-        env: Mapping[str, str],
-        cwd: Path | None = None,
-        log_path: Path | None = None,
-        on_line: LineCallback | None = None,
-        check: bool = True,
-        stdin_text: str | None = None,
-    ) -> Completed: ...
-
-    def capture(
-        self,
-        argv: Sequence[str | Path],
-        *,
-        env: Mapping[str, str],
-        cwd: Path | None = None,
-        timeout: float = 30,
-    ) -> subprocess.CompletedProcess[str]: ...
-
-
 class _HostRunner:
     """Commands on this machine, through :func:`run` and :func:`capture`."""
 
@@ -211,6 +170,8 @@ class _HostRunner:
     ) -> subprocess.CompletedProcess[str]:
         return capture(argv, env=env, cwd=cwd, timeout=timeout)
 
+
+__all__ = ["HOST", "Completed", "LineCallback", "Runner", "capture", "relevant_lines", "run"]
 
 HOST: Runner = _HostRunner()
 """This machine."""

@@ -38,6 +38,7 @@ def provision(ctx: BuildContext, base: Mapping[str, str]) -> Toolkit:
             log_path=ctx.log(STAGE),
             install_deps=ctx.options.install_deps,
             is_root=os.geteuid() == 0,
+            runner=ctx.executor,
         )
         record = provider_named(str(provider)).provide(str(cuda), host, pctx)
     return Toolkit(toolkit_build_env(record, base), record.model_dump(mode="json"))

@@ -27,6 +27,14 @@ def _absolute(node: ast.ImportFrom, module: str, path: Path) -> str:
     return ".".join([*parts, *([node.module] if node.module else [])])
 
 
+def _is_type_checking(node: ast.AST) -> bool:
+    """``if TYPE_CHECKING:`` — imports there never run."""
+    return isinstance(node, ast.If) and ast.unparse(node.test) in {
+        "TYPE_CHECKING",
+        "typing.TYPE_CHECKING",
+    }
+
+
 def _is_os_system(node: ast.AST) -> bool:
     if not isinstance(node, ast.Attribute) or node.attr != "system":
         return False
@@ -37,7 +45,13 @@ def imports_of(module: str) -> set[str]:
     path = _path(module)
     assert path is not None, module
     found: set[str] = set()
-    for node in ast.walk(ast.parse(path.read_text())):
+    tree = ast.parse(path.read_text())
+    typing_only = {
+        id(n) for block in ast.walk(tree) if _is_type_checking(block) for n in ast.walk(block)
+    }
+    for node in ast.walk(tree):
+        if id(node) in typing_only:
+            continue
         if isinstance(node, ast.Import):
             found |= {alias.name for alias in node.names}
         elif isinstance(node, ast.ImportFrom):

@@ -14,6 +14,7 @@ from typing import Literal, Protocol
 from pydantic import BaseModel, ConfigDict, Field
 
 from torchsmith.host.model import HostFacts
+from torchsmith.runner import Runner
 
 ProviderName = Literal["system", "pypi", "apt"]
 # toolkit: nvcc + headers + runtime (can compile); libraries: runtime libraries only (PyPI's
@@ -75,6 +76,8 @@ class ProvideContext:
     log_path: Path | None = None
     install_deps: bool = False
     is_root: bool = False
+    runner: Runner | None = None
+    """Where the provider's commands run: the build's executor; None: this machine."""
 
 
 class ToolkitProvider(Protocol):

@@ -9,6 +9,7 @@ from pathlib import Path
 from torchsmith.errors import HostError
 from torchsmith.host.model import HostFacts
 from torchsmith.host.selection import select_cuda
+from torchsmith.proc import HOST
 from torchsmith.toolchains.cuda import layout
 from torchsmith.toolchains.cuda.base import Offer, ProvideContext, ProviderName, ToolkitRecord
 from torchsmith.toolchains.cuda.offers import system_offer
@@ -33,7 +34,7 @@ class SystemProvider:
                 f"the CUDA {cuda} at {found.root} lacks {', '.join(missing)}",
                 "install the toolkit's development parts, or use --toolkit pypi/apt",
             )
-        _release, full = layout.nvcc_full_version(Path(found.nvcc), ctx.env)
+        _release, full = layout.nvcc_full_version(Path(found.nvcc), ctx.env, ctx.runner or HOST)
         return ToolkitRecord(
             provider=self.name,
             cuda=cuda,
