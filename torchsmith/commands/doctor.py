@@ -20,10 +20,9 @@ from pathlib import Path
 from typing import Any
 
 from rich.markup import escape
-from rich.table import Table
 
 from torchsmith import kb as kbmod
-from torchsmith.console import out, print_json
+from torchsmith.console import out, print_json, print_table, shown, table
 from torchsmith.doctor import Diagnosis, ErrorBlock, Finding, diagnose
 from torchsmith.doctor.context import load_context
 from torchsmith.doctor.envcheck import EnvProblem, check_all
@@ -152,14 +151,11 @@ def _list_rules(args: argparse.Namespace) -> int:
     if args.json:
         print_json([r.model_dump(mode="json") for r in rules])
         return EXIT_OK
-    table = Table(title=f"{len(rules)} known failure modes")
-    table.add_column("id", no_wrap=True)
-    for column in ("category", "severity", "title"):
-        table.add_column(column)
-    table.add_column("learned from", overflow="fold")
+    grid = table(f"{len(rules)} known failure modes", "id", "category", "severity", "title")
+    grid.add_column("learned from", overflow="fold")
     for r in rules:
-        table.add_row(r.id, r.category, r.severity, r.title, r.source)
-    out.print(table)
+        grid.add_row(*(shown(cell) for cell in (r.id, r.category, r.severity, r.title, r.source)))
+    print_table(grid)
     return EXIT_OK
 
 

@@ -11,20 +11,18 @@ from typing import Any
 from rich.markup import escape
 from rich.table import Table
 
-from torchsmith.console import out, print_json
+from torchsmith.console import out, print_json, print_table, shown, table
 from torchsmith.host import HostFacts
 from torchsmith.host.probe import probe_host
 
 
 def _table(title: str, columns: tuple[str, ...], rows: Sequence[tuple[str, ...]]) -> Table:
-    table = Table(title=title, title_justify="left")
-    for col in columns:
-        table.add_column(col)
+    grid = table(title, *columns)
     for row in rows:
-        table.add_row(*row)
+        grid.add_row(*(shown(cell) for cell in row))
     if not rows:
-        table.add_row(*(["none found"] + [""] * (len(columns) - 1)))
-    return table
+        grid.add_row(*(["none found"] + [""] * (len(columns) - 1)))
+    return grid
 
 
 def _system(host: HostFacts) -> Table:
@@ -65,8 +63,8 @@ def _host(args: argparse.Namespace) -> int:
     if args.json:
         print_json(host.model_dump(mode="json"))
         return 0
-    for table in _tables(host):
-        out.print(table)
+    for grid in _tables(host):
+        print_table(grid)
     for warning in host.warnings:
         out.print(f"[yellow]warning:[/] {escape(warning)}")
     return 0

@@ -10,7 +10,7 @@ from typing import Any
 
 from rich.table import Table
 
-from torchsmith.console import out, print_json
+from torchsmith.console import print_json, print_table, shown, table
 from torchsmith.errors import UsageError
 from torchsmith.inspect import Inspection, inspect_artifact
 
@@ -20,9 +20,8 @@ def _mib(size: int) -> str:
 
 
 def summary_table(insp: Inspection) -> Table:
-    table = Table(title=f"torch {insp.torch_version or '?'} ({insp.source})", show_header=False)
-    table.add_column("key", style="bold")
-    table.add_column("value")
+    title = shown(f"torch {insp.torch_version or '?'} ({insp.source})")
+    grid = table(title, "key", "value", show_header=False)
     cfg = insp.config
     rows = [
         ("location", insp.location),
@@ -48,18 +47,17 @@ def summary_table(insp: Inspection) -> Table:
         agrees = "agrees" if insp.cross_check.agrees else "; ".join(insp.cross_check.differences)
         rows.append(("cuobjdump", agrees))
     for key, value in rows:
-        table.add_row(key, value)
-    return table
+        grid.add_row(f"[bold]{shown(key)}[/]", shown(value))
+    return grid
 
 
 def library_table(insp: Inspection) -> Table:
-    table = Table(title="libraries")
-    for col in ("library", "size", "GPU code", "SASS", "PTX", "GLIBC", "NEEDED (not bundled)"):
-        table.add_column(col)
+    columns = ("library", "size", "GPU code", "SASS", "PTX", "GLIBC", "NEEDED (not bundled)")
+    grid = table("libraries", *columns)
     for lib in insp.libraries:
         external = [d.soname for d in lib.needed if d.provider not in ("bundled", "system")]
         gpu = lib.gpu
-        table.add_row(
+        cells = (
             lib.path.rsplit("/", 1)[-1],
             _mib(lib.size),
             _mib(gpu.fatbin_bytes) if gpu else "—",
@@ -68,16 +66,15 @@ def library_table(insp: Inspection) -> Table:
             lib.glibc or "",
             " ".join(external),
         )
-    return table
+        grid.add_row(*(shown(cell) for cell in cells))
+    return grid
 
 
 def arch_table(insp: Inspection) -> Table:
-    table = Table(title="GPU code by target")
-    table.add_column("target")
-    table.add_column("bytes stored", justify="right")
+    grid = table("GPU code by target", "target", "bytes stored")
     for arch, size in insp.sizes.by_arch.items():
-        table.add_row(arch, _mib(size))
-    return table
+        grid.add_row(shown(arch), _mib(size))
+    return grid
 
 
 def find_cuobjdump(choice: str) -> str | None:
@@ -100,10 +97,10 @@ def _handler(args: argparse.Namespace) -> int:
     if args.json:
         print_json(insp.model_dump(mode="json"))
         return 0
-    out.print(summary_table(insp))
-    out.print(library_table(insp))
+    print_table(summary_table(insp))
+    print_table(library_table(insp))
     if insp.sizes.by_arch:
-        out.print(arch_table(insp))
+        print_table(arch_table(insp))
     return 0
 
 

@@ -13,7 +13,7 @@ from rich.table import Table
 
 from torchsmith import kb as kbmod
 from torchsmith.commands.spec_args import add_spec_arguments, spec_from_args
-from torchsmith.console import out, print_json
+from torchsmith.console import out, print_json, print_table, table
 from torchsmith.errors import UsageError
 from torchsmith.host.model import HostFacts
 from torchsmith.plan import BuildPlan, resolve
@@ -43,9 +43,7 @@ def plan_json(plan: BuildPlan) -> dict[str, Any]:
 
 
 def _decisions_table(plan: BuildPlan) -> Table:
-    table = Table(title=f"torchsmith plan {plan.plan_hash()}", show_lines=False)
-    for col in ("what", "value", "from", "why"):
-        table.add_column(col)
+    grid = table(f"torchsmith plan {plan.plan_hash()}", "what", "value", "from", "why")
     rows: list[tuple[str, Decision[Any]]] = [
         ("torch", plan.torch), ("python", plan.python), ("cuda", plan.cuda),
         ("toolkit", plan.toolkit), ("compiler", plan.compiler), ("archs", plan.archs),
@@ -58,8 +56,8 @@ def _decisions_table(plan: BuildPlan) -> Table:
     for name, d in rows:
         value = ";".join(d.value) if isinstance(d.value, list) else d.value
         shown = "—" if value is None else str(value)
-        table.add_row(escape(name), escape(shown), d.origin, escape(d.reason))
-    return table
+        grid.add_row(escape(name), escape(shown), d.origin, escape(d.reason))
+    return grid
 
 
 def _print_plan(plan: BuildPlan) -> None:
@@ -67,13 +65,11 @@ def _print_plan(plan: BuildPlan) -> None:
     out.print(f"[bold]source[/]: {escape(f'{src.kind} {src.location} {src.ref}')}")
     for comp in plan.companions:
         out.print(f"[bold]{comp.name}[/] {escape(f'{comp.version} ({comp.reason})')}")
-    out.print(_decisions_table(plan))
-    env = Table(title="environment")
-    for col in ("variable", "value", "why"):
-        env.add_column(col)
+    print_table(_decisions_table(plan))
+    env = table("environment", "variable", "value", "why")
     for setting in plan.env:
         env.add_row(escape(setting.name), escape(setting.value), escape(setting.reason))
-    out.print(env)
+    print_table(env)
     for fix in plan.fixes:
         out.print(f"[bold]fix {fix.id}[/] ({fix.action}): {escape(fix.title)}")
         out.print(f"  {fix.explanation}\n  source: {fix.source}", markup=False)

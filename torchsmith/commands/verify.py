@@ -11,7 +11,7 @@ from typing import Any
 
 from rich.table import Table
 
-from torchsmith.console import out, print_json
+from torchsmith.console import print_json, print_table, shown, table
 from torchsmith.errors import UsageError
 from torchsmith.verify import SmokeOptions, Verdict, load_plan, verify_artifact
 from torchsmith.verify.model import Check
@@ -22,15 +22,16 @@ _WARN = "[yellow]warn[/]"
 
 
 def verdict_table(verdict: Verdict) -> Table:
-    table = Table(title=f"verify {verdict.artifact}")
-    for col in ("check", "result", "expected", "found", "detail"):
-        table.add_column(col)
+    grid = table(
+        f"verify {shown(verdict.artifact)}", "check", "result", "expected", "found", "detail"
+    )
     rows: list[Check] = [*verdict.checks, *verdict.smoke]
     for check in rows:
         secs = f" ({check.seconds:.1f} s)" if check.seconds is not None else ""
         mark = _WARN if check.ok is False and check.severity == "warning" else _MARK[check.ok]
-        table.add_row(check.name, mark, check.expected, check.actual + secs, check.detail)
-    return table
+        cells = (check.expected, check.actual + secs, check.detail)
+        grid.add_row(shown(check.name), mark, *(shown(cell) for cell in cells))
+    return grid
 
 
 def _smoke(args: argparse.Namespace, workdir: Path) -> SmokeOptions | None:
@@ -60,7 +61,7 @@ def _handler(args: argparse.Namespace) -> int:
         data = verdict.model_dump(mode="json", exclude={"inspection"})
         print_json({**data, "passed": verdict.passed, "warnings": len(verdict.warnings)})
     else:
-        out.print(verdict_table(verdict))
+        print_table(verdict_table(verdict))
     verdict.raise_if_failed()
     return 0
 

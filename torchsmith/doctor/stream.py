@@ -18,20 +18,12 @@ from pathlib import Path
 from typing import Protocol
 
 from torchsmith.errors import UsageError
+from torchsmith.terminal import CONTROLS, ESCAPES
 
 CHUNK_BYTES = 8 << 20
 _PIECE = 1 << 20
 SNIFF_BYTES = 8 << 10
 GZIP_MAGIC = b"\x1f\x8b"
-# Terminal escape sequences (ECMA-48): strings (OSC title/clipboard, DCS, SOS, PM, APC) up to
-# BEL, ST or the line's end; CSI (colours, cursor); any other ESC sequence. Then every C0/C1
-# control but tab: a log must never drive the terminal that shows it (security review L5).
-_ESCAPES = re.compile(
-    r"\x1b[\]PX^_][^\x07\x1b]*(?:\x07|\x1b\\|$)"
-    r"|\x1b\[[0-?]*[ -/]*[@-~]"
-    r"|\x1b[ -/]*[0-~]"
-)
-_CONTROLS = re.compile(r"[\x00-\x08\x0a-\x1f\x7f-\x9f]")
 _STATUS_START = re.compile(rb"\[\d+/\d+")
 _STATUS_TEXT = re.compile(r"\[\d+/\d+")
 # CI log prefixes: GitHub Actions / Jenkins timestamps, docker BuildKit step and time
@@ -61,11 +53,11 @@ class Candidate:
 def clean(raw: bytes) -> str:
     """A log line as text: decoded, escape sequences and control characters (but tab)
     removed, progress-bar rewrites dropped."""
-    text = _ESCAPES.sub("", raw.decode("utf-8", errors="replace"))
+    text = ESCAPES.sub("", raw.decode("utf-8", errors="replace"))
     if "\r" in text:
         parts = [p for p in text.split("\r") if p.strip()]
         text = parts[-1] if parts else ""
-    return _PREFIX.sub("", _CONTROLS.sub("", text), count=1)
+    return _PREFIX.sub("", CONTROLS.sub("", text), count=1)
 
 
 def _lines_before(chunk: bytes, start: int, count: int, number: int) -> list[tuple[int, str]]:
