@@ -23,6 +23,8 @@ COMPANIONS: tuple[str, ...] = ("torchvision", "torchaudio", "torchtext")
 
 _CUDA_RE = re.compile(r"^(?:cuda|cu)?\s*(\d{1,2})\.?(\d)$", re.IGNORECASE)
 _SOURCE_RE = re.compile(r"^(git|debian|path:.+|tarball:.+|bundle:.+)$")
+# A ninja/CMake target name or output path; never anything cmake could read as an option.
+_TARGET_RE = re.compile(r"^[A-Za-z0-9_.+/][A-Za-z0-9_.+/-]*$")
 _COMPANION_RE = re.compile(r"^(auto|torchvision|torchaudio|torchtext)(==?\d+(\.\d+)*([.+-]\w+)*)?$")
 _PYTHON_RE = re.compile(r"^[23]\.\d{1,2}(\.\d+)?$")
 
@@ -215,6 +217,17 @@ class BuildSpec(_Strict):
     @classmethod
     def _strip_items(cls, value: tuple[str, ...]) -> tuple[str, ...]:
         return tuple(v.strip() for v in value if v.strip())
+
+    @field_validator("targets")
+    @classmethod
+    def _targets(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        bad = [v for v in value if not _TARGET_RE.match(v)]
+        if bad:
+            raise ValueError(
+                f"{bad} are not build target names: a target is letters, digits and _.+/- "
+                "and does not start with '-' (e.g. c10, torch_cpu, caffe2/CMakeFiles/x.cpp.o)"
+            )
+        return value
 
     @property
     def cuda(self) -> str | None:

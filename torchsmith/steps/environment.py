@@ -13,8 +13,10 @@ from __future__ import annotations
 import dataclasses
 import re
 import sys
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
+
+from packaging.requirements import InvalidRequirement, Requirement
 
 from torchsmith.cache import CompilerCache, make_cache
 from torchsmith.plan_model import BuildPlan
@@ -35,17 +37,33 @@ _DROP = ("PYTHONPATH", "PYTHONHOME", "VIRTUAL_ENV", "CONDA_PREFIX")
 
 
 def read_build_requirements(tree: Path) -> list[str]:
-    """The tree's own build requirements: pyproject's build-system table, else requirements.txt."""
+    """The tree's own build requirements: pyproject's build-system table, else requirements.txt;
+    from either, only PEP 508 requirements (:func:`pip_safe`)."""
     pyproject = tree / "pyproject.toml"
     if pyproject.is_file():
         table = tomllib.loads(pyproject.read_text(encoding="utf-8")).get("build-system", {})
         if table.get("requires"):
-            return [str(r) for r in table["requires"]]
+            return pip_safe(str(r) for r in table["requires"])
     reqs = tree / "requirements.txt"
     if not reqs.is_file():
         return []
-    lines = (line.split("#", 1)[0].strip() for line in reqs.read_text().splitlines())
-    return [line for line in lines if line and not line.startswith("-")]
+    return pip_safe(line.split("#", 1)[0] for line in reqs.read_text().splitlines())
+
+
+def pip_safe(entries: Iterable[str]) -> list[str]:
+    """The entries that are plain PEP 508 requirements. Dropped: blanks and anything pip would
+    read as an option (``-i``/``--index-url``, ``--extra-index-url``, ``--trusted-host``, ``-f``,
+    ``-e``, ``-r``…, alone or after a name), so a source tree cannot point pip at another index."""
+    kept = []
+    for entry in (e.strip() for e in entries):
+        if not entry or entry.startswith("-"):
+            continue
+        try:
+            Requirement(entry)
+        except InvalidRequirement:
+            continue
+        kept.append(entry)
+    return kept
 
 
 def requirement_name(req: str) -> str:
