@@ -18,6 +18,7 @@ from torchsmith.errors import UsageError
 from torchsmith.host.model import HostFacts
 from torchsmith.plan import BuildPlan, resolve
 from torchsmith.plan_model import Decision
+from torchsmith.redact import redact_data
 
 
 def load_host(args: argparse.Namespace) -> HostFacts:
@@ -37,9 +38,15 @@ def load_host(args: argparse.Namespace) -> HostFacts:
 
 
 def plan_json(plan: BuildPlan) -> dict[str, Any]:
-    data = plan.model_dump(mode="json")
+    """The plan as printed: URL credentials redacted (the hash does not depend on them)."""
+    data: dict[str, Any] = redact_data(plan.model_dump(mode="json"))
     data["plan_hash"] = plan.plan_hash()
     return data
+
+
+def shown(plan: BuildPlan) -> BuildPlan:
+    """``plan`` with URL credentials redacted, for printing."""
+    return BuildPlan.model_validate(redact_data(plan.model_dump(mode="json")))
 
 
 def _decisions_table(plan: BuildPlan) -> Table:
@@ -84,7 +91,7 @@ def _handle(args: argparse.Namespace) -> int:
     if args.json:
         print_json(plan_json(plan))
     else:
-        _print_plan(plan)
+        _print_plan(shown(plan))
     return 0
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
+from torchsmith.redact import redact_url
 from torchsmith.sources import fetch_source
 from torchsmith.sources.base import SourceTree
 from torchsmith.sources.version_check import check_tree_version
@@ -19,7 +20,7 @@ from torchsmith.steps.state import BuildState
 
 def fetch(ctx: BuildContext, env: dict[str, str]) -> SourceTree:
     """The fetched source tree (providers cache their downloads under the cache root)."""
-    with ctx.stage("fetch", f"{ctx.plan.source.kind} {ctx.plan.source.location}"):
+    with ctx.stage("fetch", f"{ctx.plan.source.kind} {redact_url(ctx.plan.source.location)}"):
         tree = fetch_source(
             ctx.plan.source,
             ctx.options.cache_root / "sources",
