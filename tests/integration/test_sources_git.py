@@ -1,6 +1,8 @@
 """The git provider against local repositories made in the test: a superproject with a
 submodule whose URL says https://github.com/..., served from a local "mirror" through
-``url.<mirror>.insteadOf``. Runs in about 2 s, no network."""
+``url.<mirror>.insteadOf`` (file://, or HTTPS with a password on 127.0.0.1). Through a mirror a
+tag must be pinned: these tests pin ``v1.0`` to its commit through ``recorded_commit`` (the
+stand-in for the knowledge base). Runs in a few seconds, no network."""
 
 from __future__ import annotations
 
@@ -12,9 +14,10 @@ import pytest
 from torchsmith.errors import SourceError
 from torchsmith.plan_model import SourcePlan
 from torchsmith.sources import fetch_source
+from torchsmith.sources.base import SourceTree
+from torchsmith.sources.git import fetch_git
 
-pytestmark = [
-]
+pytestmark = []
 
 
 def _git_env(home: Path) -> dict[str, str]:
@@ -92,11 +95,28 @@ def _plan(upstream: Upstream, ref: str = "v1.0") -> SourcePlan:
     )
 
 
+def _fetch(
+    upstream: Upstream,
+    cache: Path,
+    plan: SourcePlan | None = None,
+    pin: str | None = None,
+    lines: list[str] | None = None,
+) -> SourceTree:
+    """fetch_git with ``v1.0`` pinned to ``pin`` (default: the tag's real commit)."""
+    commit = pin or upstream.tag_commit
+    return fetch_git(
+        plan or _plan(upstream),
+        cache,
+        upstream.env,
+        on_line=None if lines is None else lines.append,
+        recorded_commit=lambda _plan: commit,
+    )
+
+
 def test_clone_by_tag_through_the_mirror_with_submodules(
     upstream: Upstream, tmp_path: Path
 ) -> None:
-    lines: list[str] = []
-    tree = fetch_source(_plan(upstream), tmp_path / "cache", upstream.env, on_line=lines.append)
+    tree = _fetch(upstream, tmp_path / "cache", lines=[])
     assert tree.kind == "git"
     assert tree.identity == upstream.tag_commit
     assert tree.version == "1.0"
@@ -105,8 +125,9 @@ def test_clone_by_tag_through_the_mirror_with_submodules(
     assert (tree.root / "third_party/sub/sub.txt").read_text() == "from the submodule\n"
     assert tree.details["submodule:third_party/sub"] == upstream.sub_commit
     assert tree.details["fetched_from"] == f"file://{upstream.mirror}/acme/super.git"
+    assert tree.details["pinned_by"] == "knowledge base"
     assert _git(upstream.env, tree.root, "rev-parse", "--is-shallow-repository") == "true"
-    # the mirror went in through -c on the command line: no git config was written anywhere
+    # the mirror went in through GIT_CONFIG_* variables: no git config was written anywhere
     assert not (tmp_path / "home" / ".gitconfig").exists()
     assert "insteadof" not in _git(upstream.env, tree.root, "config", "--list", "--local").lower()
 
@@ -114,9 +135,9 @@ def test_clone_by_tag_through_the_mirror_with_submodules(
 def test_a_second_fetch_reuses_the_clone_without_running_git(
     upstream: Upstream, tmp_path: Path
 ) -> None:
-    first = fetch_source(_plan(upstream), tmp_path / "cache", upstream.env)
+    first = _fetch(upstream, tmp_path / "cache")
     lines: list[str] = []
-    again = fetch_source(_plan(upstream), tmp_path / "cache", upstream.env, on_line=lines.append)
+    again = _fetch(upstream, tmp_path / "cache", lines=lines)
     assert again == first
     assert lines == []
 
@@ -133,13 +154,12 @@ def test_an_interrupted_clone_continues_where_it_stopped(
     sub_mirror = upstream.mirror / "acme" / "sub.git"
     sub_mirror.rename(tmp_path / "sub-away.git")  # the network "cuts" before the submodule
     with pytest.raises(SourceError, match="submodule update failed"):
-        fetch_source(_plan(upstream), tmp_path / "cache", upstream.env)
+        _fetch(upstream, tmp_path / "cache")
     [partial] = [p for p in (tmp_path / "cache" / "git").iterdir() if p.is_dir()]
     marker = partial / "tree" / ".git" / "kept-by-resume"
     marker.write_text("the partial clone is reused, not deleted")
     (tmp_path / "sub-away.git").rename(sub_mirror)  # the network is back
-    lines: list[str] = []
-    tree = fetch_source(_plan(upstream), tmp_path / "cache", upstream.env, on_line=lines.append)
+    tree = _fetch(upstream, tmp_path / "cache")
     assert marker.is_file()
     assert tree.root == partial / "tree"
     assert (tree.root / "third_party/sub/sub.txt").is_file()
@@ -148,4 +168,46 @@ def test_an_interrupted_clone_continues_where_it_stopped(
 
 def test_an_unknown_tag_is_a_source_error(upstream: Upstream, tmp_path: Path) -> None:
     with pytest.raises(SourceError, match=r"git fetch of v9\.9 failed"):
-        fetch_source(_plan(upstream, "v9.9"), tmp_path / "cache", upstream.env)
+        _fetch(upstream, tmp_path / "cache", _plan(upstream, "v9.9"))
+
+
+# -- pinning: a mirror never decides on its own what a tag is ---------------------------------
+def test_an_unrecorded_tag_through_a_mirror_is_refused_before_fetching(
+    upstream: Upstream, tmp_path: Path
+) -> None:
+    with pytest.raises(SourceError, match="no commit recorded in the knowledge base"):
+        fetch_source(_plan(upstream), tmp_path / "cache", upstream.env)  # the real KB: no acme
+    assert not (tmp_path / "cache" / "git").exists()
+
+
+def test_a_tag_the_mirror_moved_is_refused_before_checkout(
+    upstream: Upstream, tmp_path: Path
+) -> None:
+    moved = upstream.mirror / "acme" / "super.git"
+    _git(upstream.env, moved, "tag", "-f", "v1.0", "main")  # the mirror re-points the tag
+    forged = _git(upstream.env, moved, "rev-parse", "v1.0^{commit}")
+    assert forged != upstream.tag_commit
+    with pytest.raises(SourceError) as info:
+        _fetch(upstream, tmp_path / "cache")
+    assert f"is commit {forged}, but the knowledge base pins {upstream.tag_commit}" in str(
+        info.value.message
+    )
+    [dest] = [p for p in (tmp_path / "cache" / "git").iterdir() if p.is_dir()]
+    assert not (dest / "tree" / "setup.py").exists()  # nothing was checked out
+    assert '"complete"' not in (dest / "torchsmith-source.json").read_text()
+
+
+def test_a_cached_clone_of_another_commit_is_refused(upstream: Upstream, tmp_path: Path) -> None:
+    _fetch(upstream, tmp_path / "cache")
+    with pytest.raises(SourceError, match="the cached clone"):
+        _fetch(upstream, tmp_path / "cache", pin="0" * 40)
+
+
+@pytest.mark.parametrize("scheme", ["http", "git"])
+def test_a_plain_text_mirror_is_refused_before_git_runs(
+    upstream: Upstream, tmp_path: Path, scheme: str
+) -> None:
+    plan = _plan(upstream).model_copy(update={"git_mirror": f"{scheme}://127.0.0.1:9/m"})
+    with pytest.raises(SourceError, match="plain-text"):
+        _fetch(upstream, tmp_path / "cache", plan)
+    assert not (tmp_path / "cache" / "git").exists()

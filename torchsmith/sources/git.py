@@ -5,40 +5,129 @@ by the network leaves the repository in place and the same call continues it (``
 deletes its directory on failure). Submodules are fetched ``--depth 1`` in parallel; when a
 server refuses a shallow fetch of a pinned commit, they are fetched in full.
 
-A mirror is used through per-command configuration
-(``git -c url.<mirror>.insteadOf=https://github.com/``), which git passes on to the commands it
-starts for submodules; the user's git configuration is never edited.
+A mirror is used through per-command configuration (``url.<mirror>.insteadOf=https://github.com/``)
+given in the ``GIT_CONFIG_COUNT``/``GIT_CONFIG_KEY_n``/``GIT_CONFIG_VALUE_n`` environment
+variables, which git passes on to the commands it starts for submodules; the user's git
+configuration is never edited. Credentials in an https mirror URL never reach a command line
+(``/proc/<pid>/cmdline`` is world-readable, a process's environment is not): they are taken out
+of the URL (git would pass the rewritten URL to ``git-remote-https`` as an argument) and handed
+to git by a credential helper that reads them from the environment.
+
+Pinning: a tag must resolve to the commit the knowledge base records for it (a commit ref pins
+itself); a mismatch is refused before anything is checked out. Through a mirror, a tag the KB has
+no commit for is refused too: the mirror would be the only witness of what the tag is. Mirrors
+speaking plain-text protocols (``http://``, ``git://``) are refused.
 """
 
 from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from urllib.parse import unquote, urlsplit, urlunsplit
 
-from torchsmith import proc
+from torchsmith import kb, proc
 from torchsmith.errors import SourceError, ToolError
 from torchsmith.plan_model import SourcePlan
 from torchsmith.proc import LineCallback
+from torchsmith.redact import redact_url
 from torchsmith.sources import owned
 from torchsmith.sources.base import SourceTree
 
 GITHUB = "https://github.com/"
+PYTORCH_REPO = "pytorch/pytorch"
 SUBMODULE_JOBS = 4
 _SHA = re.compile(r"^[0-9a-f]{40}$")
 _STATUS = re.compile(r"^[ +\-U]?([0-9a-f]{40,64}) (\S+)")
 # Abort a stalled transfer (a cut network) instead of hanging: < 1 kB/s for 60 s.
 _STALL = ("http.lowSpeedLimit=1000", "http.lowSpeedTime=60")
+_MIRROR_SCHEMES = frozenset({"https", "ssh", "file"})
+_PLAIN_TEXT = frozenset({"http", "git", "ftp"})
+# git runs it as `sh -c '<this> get'`: the secret is read from the environment, never argv.
+CREDENTIAL_HELPER = (
+    '!f() { test "$1" = get || return 0; printf "username=%s\\npassword=%s\\n" '
+    '"$TORCHSMITH_GIT_USERNAME" "$TORCHSMITH_GIT_PASSWORD"; }; f'
+)
 
 
-def mirror_config(mirror: str | None, prefix: str = GITHUB) -> list[str]:
-    """``-c`` options that make every ``prefix`` URL go to ``mirror`` instead."""
+def check_mirror(mirror: str) -> None:
+    """Refuse a mirror URL git would fetch over a plain-text or unknown transport."""
+    scheme = urlsplit(mirror).scheme.lower() if "://" in mirror else ""
+    if scheme in _MIRROR_SCHEMES or (not scheme and "::" not in mirror):
+        return
+    if scheme in _PLAIN_TEXT:
+        raise SourceError(
+            f"--git-mirror {redact_url(mirror)} uses plain-text {scheme}://",
+            "anyone on the network path could change what is fetched (and read credentials): "
+            "use an https://, ssh:// or file:// mirror",
+        )
+    transport = scheme or mirror.split("::", maxsplit=1)[0]
+    raise SourceError(
+        f"--git-mirror {redact_url(mirror)}: transport {transport!r} is not supported",
+        "use an https://, ssh:// or file:// URL, or a local path",
+    )
+
+
+def split_credentials(mirror: str) -> tuple[str, dict[str, str]]:
+    """(``mirror`` without user-info, {username, password}) for an https URL that has them."""
+    parts = urlsplit(mirror)
+    if parts.scheme.lower() != "https" or "@" not in parts.netloc:
+        return mirror, {}
+    userinfo, _, host = parts.netloc.rpartition("@")
+    user, _, password = userinfo.partition(":")
+    bare = urlunsplit(parts._replace(netloc=host))
+    return bare, {"username": unquote(user), "password": unquote(password)}
+
+
+def mirror_config(mirror: str | None, prefix: str = GITHUB) -> list[tuple[str, str]]:
+    """git configuration (key, value) that makes every ``prefix`` URL go to ``mirror``. URL
+    credentials are left out: git would put the rewritten URL into the argv of its
+    ``git-remote-https`` helper; :data:`CREDENTIAL_HELPER` gives them to git instead."""
     if not mirror:
         return []
-    base = mirror if mirror.endswith("/") else mirror + "/"
-    return ["-c", f"url.{base}.insteadOf={prefix}"]
+    bare, credentials = split_credentials(mirror)
+    base = bare if bare.endswith("/") else bare + "/"
+    pairs = [(f"url.{base}.insteadOf", prefix)]
+    if credentials:
+        parts = urlsplit(bare)
+        context = f"credential.{parts.scheme}://{parts.netloc}"
+        # "" first: no other helper of the user's is asked, or told to store the password
+        pairs += [(f"{context}.helper", ""), (f"{context}.helper", CREDENTIAL_HELPER)]
+    return pairs
+
+
+def mirror_env(env: Mapping[str, str], mirror: str | None) -> dict[str, str]:
+    """``env`` for git through ``mirror``: the configuration in ``GIT_CONFIG_*`` and the URL's
+    credentials in variables only :data:`CREDENTIAL_HELPER` reads (a process's environment is
+    private to its user; its command line is not)."""
+    out = config_env(env, mirror_config(mirror))
+    credentials = split_credentials(mirror)[1] if mirror else {}
+    if credentials:
+        out |= {
+            "TORCHSMITH_GIT_USERNAME": credentials["username"],
+            "TORCHSMITH_GIT_PASSWORD": credentials["password"],
+            "GIT_TERMINAL_PROMPT": "0",
+        }
+    return out
+
+
+def config_env(env: Mapping[str, str], pairs: Sequence[tuple[str, str]]) -> dict[str, str]:
+    """``env`` plus ``pairs`` as ``GIT_CONFIG_KEY_n``/``VALUE_n`` after those already in it."""
+    out = dict(env)
+    try:
+        first = int(env.get("GIT_CONFIG_COUNT") or 0)
+    except ValueError:
+        raise SourceError(
+            f"GIT_CONFIG_COUNT={env['GIT_CONFIG_COUNT']!r} is not a number",
+            "unset GIT_CONFIG_COUNT or fix it",
+        ) from None
+    for index, (key, value) in enumerate(pairs, start=first):
+        out[f"GIT_CONFIG_KEY_{index}"], out[f"GIT_CONFIG_VALUE_{index}"] = key, value
+    if pairs:
+        out["GIT_CONFIG_COUNT"] = str(first + len(pairs))
+    return out
 
 
 def rewrite_url(url: str, mirror: str | None, prefix: str = GITHUB) -> str:
@@ -56,25 +145,83 @@ def cache_key(url: str, ref: str) -> str:
     return f"{tail.removesuffix('.git')}-{re.sub(r'[^A-Za-z0-9._-]+', '-', ref)}-{digest}"
 
 
+# -- pinning ---------------------------------------------------------------------------------
+def kb_commit(plan: SourcePlan) -> str | None:
+    """The commit the knowledge base records for ``plan.ref`` of pytorch/pytorch, if any."""
+    if plan.location.removeprefix(GITHUB).removesuffix(".git") != PYTORCH_REPO:
+        return None
+    return next((r.commit for r in kb.load().releases if r.tag == plan.ref), None)
+
+
+def expected_commit(ref: str, recorded: str | None, mirror: str | None) -> str | None:
+    """The commit ``ref`` must resolve to: itself when it is a commit, else the KB's record;
+    None (unpinned) only without a mirror, which alone would vouch for the tag."""
+    if _SHA.match(ref):
+        return ref
+    if recorded or not mirror:
+        return recorded
+    raise SourceError(
+        f"{ref} has no commit recorded in the knowledge base, so the mirror "
+        f"{redact_url(mirror)} would be the only witness of what it is",
+        "through --git-mirror only pinned refs are fetched: give the commit (--torch <40-hex "
+        "sha>), fetch from github.com without the mirror, or record the tag's commit "
+        "(scripts/refresh_commits.py)",
+    )
+
+
+def check_pin(ref: str, commit: str, expected: str | None, where: str) -> None:
+    """Refuse ``commit`` (what ``ref`` resolved to in ``where``) unless it is ``expected``."""
+    if expected is None or commit == expected:
+        return
+    pinned_by = "the ref itself" if ref == expected else "the knowledge base"
+    raise SourceError(
+        f"{ref} from {redact_url(where)} is commit {commit}, but {pinned_by} pins {expected}",
+        "the tag was moved, or the mirror/network serves other history: use another mirror "
+        "or none; refresh the knowledge base (scripts/refresh_commits.py) only if the release "
+        "tag itself was re-pointed upstream",
+    )
+
+
 @dataclass(frozen=True)
 class Git:
-    """git commands in one repository, with the mirror's configuration on every call."""
+    """git commands in one repository; ``env`` carries the mirror configuration, and every
+    line shown or put into an error has URL credentials redacted."""
 
     repo: Path
     env: Mapping[str, str]
-    config: tuple[str, ...]
     on_line: LineCallback | None
 
     def argv(self, *args: str) -> list[str]:
         stall = [x for opt in _STALL for x in ("-c", opt)]
-        return ["git", *self.config, *stall, "-C", str(self.repo), *args]
+        return ["git", *stall, "-C", str(self.repo), *args]
 
     def run(self, *args: str, check: bool = True) -> proc.Completed:
-        return proc.run(self.argv(*args), env=self.env, on_line=self.on_line, check=check)
+        on_line = None if self.on_line is None else _redacting(self.on_line)
+        try:
+            return proc.run(self.argv(*args), env=self.env, on_line=on_line, check=check)
+        except ToolError as exc:
+            raise _redacted(exc) from None
 
     def out(self, *args: str) -> str:
-        done = proc.run(self.argv(*args), env=self.env, check=True)
+        try:
+            done = proc.run(self.argv(*args), env=self.env, check=True)
+        except ToolError as exc:
+            raise _redacted(exc) from None
         return "\n".join(done.tail).strip()
+
+
+def _redacting(on_line: LineCallback) -> LineCallback:
+    return lambda line: on_line(redact_url(line))
+
+
+def _redacted(exc: ToolError) -> ToolError:
+    return ToolError(
+        redact_url(exc.message),
+        redact_url(exc.hint),
+        log_path=exc.log_path,
+        excerpt=[redact_url(line) for line in exc.excerpt],
+        returncode=exc.returncode,
+    )
 
 
 def _say(on_line: LineCallback | None, text: str) -> None:
@@ -159,11 +306,16 @@ def _checkout(git: Git, target: str, ref: str) -> str:
     return commit
 
 
-def _details(plan: SourcePlan, commit: str, subs: Mapping[str, str]) -> dict[str, str]:
+def _details(
+    plan: SourcePlan, commit: str, subs: Mapping[str, str], expected: str | None
+) -> dict[str, str]:
     details = {"url": plan.location, "ref": plan.ref, "commit": commit}
+    details["pinned_by"] = (
+        "nothing" if expected is None else "ref" if expected == plan.ref else "knowledge base"
+    )
     if plan.git_mirror:
-        details["mirror"] = plan.git_mirror
-        details["fetched_from"] = rewrite_url(plan.location, plan.git_mirror)
+        details["mirror"] = redact_url(plan.git_mirror)
+        details["fetched_from"] = redact_url(rewrite_url(plan.location, plan.git_mirror))
     details["submodules"] = str(len(subs))
     details |= {f"submodule:{path}": sha for path, sha in subs.items()}
     return details
@@ -177,19 +329,25 @@ def fetch_git(
     install_deps: bool = False,
     on_line: LineCallback | None = None,
     jobs: int = SUBMODULE_JOBS,
+    recorded_commit: Callable[[SourcePlan], str | None] = kb_commit,
 ) -> SourceTree:
-    """Clone (or continue cloning) ``plan.location`` at ``plan.ref`` with submodules."""
+    """Clone (or continue cloning) ``plan.location`` at ``plan.ref`` with submodules; the ref
+    must resolve to its pinned commit (``recorded_commit``: the knowledge base's record)."""
     del install_deps  # nothing to install for git
     if not plan.ref:
         raise SourceError("no git tag or commit given", "the plan names the tag, e.g. v2.5.1")
+    if plan.git_mirror:
+        check_mirror(plan.git_mirror)
+    expected = expected_commit(plan.ref, recorded_commit(plan), plan.git_mirror)
     base = owned.claim(cache_root / "git", {"purpose": "git clones"})
     dest = owned.claim(base / cache_key(plan.location, plan.ref), {"url": plan.location})
     info = owned.read_info(dest)
-    git = Git(dest / "tree", env, tuple(mirror_config(plan.git_mirror)), on_line)
+    git = Git(dest / "tree", mirror_env(env, plan.git_mirror), on_line)
     if info.get("complete") and (dest / "tree").is_dir():
         commit, subs = info["commit"], dict(info.get("submodules", {}))
+        check_pin(plan.ref, commit, expected, f"the cached clone {dest}")
     else:
-        commit, subs = _clone(git, plan, jobs)
+        commit, subs = _clone(git, plan, expected, jobs)
         owned.update_info(dest, complete=True, commit=commit, submodules=subs)
     return SourceTree(
         kind="git",
@@ -197,14 +355,19 @@ def fetch_git(
         identity=commit,
         version=plan.ref.removeprefix("v"),
         owned=True,
-        details=_details(plan, commit, subs),
+        details=_details(plan, commit, subs, expected),
     )
 
 
-def _clone(git: Git, plan: SourcePlan, jobs: int) -> tuple[str, dict[str, str]]:
+def _clone(
+    git: Git, plan: SourcePlan, expected: str | None, jobs: int
+) -> tuple[str, dict[str, str]]:
     _say(git.on_line, f"fetching {plan.location} {plan.ref} (shallow)")
     _init(git, plan.location)
-    commit = _checkout(git, _fetch_ref(git, plan.ref), plan.ref)
+    target = _fetch_ref(git, plan.ref)
+    where = rewrite_url(plan.location, plan.git_mirror)
+    check_pin(plan.ref, git.out("rev-parse", f"{target}^{{commit}}"), expected, where)
+    commit = _checkout(git, target, plan.ref)
     _say(git.on_line, f"submodules ({jobs} parallel jobs)")
     _submodules(git, jobs)
     return commit, submodule_commits(git)
