@@ -211,3 +211,24 @@ def test_a_plain_text_mirror_is_refused_before_git_runs(
     with pytest.raises(SourceError, match="plain-text"):
         _fetch(upstream, tmp_path / "cache", plan)
     assert not (tmp_path / "cache" / "git").exists()
+
+
+def test_a_forged_pytorch_release_tag_is_refused_against_the_real_kb(
+    upstream: Upstream, tmp_path: Path
+) -> None:
+    """The mirror serves a pytorch/pytorch whose v2.5.1 is some other commit."""
+    forged = upstream.mirror / "pytorch" / "pytorch.git"
+    forged.parent.mkdir(parents=True)
+    subprocess.run(["git", "clone", "-q", "--bare", str(upstream.work_super), str(forged)],
+                   env=upstream.env, check=True)  # fmt: skip
+    _git(upstream.env, forged, "tag", "v2.5.1", "main")
+    plan = SourcePlan(
+        kind="git",
+        location="https://github.com/pytorch/pytorch.git",
+        ref="v2.5.1",
+        git_mirror=f"file://{upstream.mirror}",
+        reason="test",
+    )
+    spack = "a8d6afb511a69687bbb2b7e88a3cf67917e1697e"  # the KB's v2.5.1 commit
+    with pytest.raises(SourceError, match=f"knowledge base pins {spack}"):
+        fetch_source(plan, tmp_path / "cache", upstream.env)
