@@ -6,9 +6,12 @@ Prefer obtaining a resource in a fixture (pip download, the toolkit providers) o
 
 from __future__ import annotations
 
+import importlib
+import importlib.util
 import os
 import shutil
 from collections.abc import Mapping
+from types import ModuleType
 
 import pytest
 
@@ -41,3 +44,9 @@ def require_tool(name: str, how_to_get: str = "run scripts/setup-system-deps") -
 
 def require_root(why: str) -> None:
     require(os.geteuid() == 0, f"root ({why})", "run the tests as root, as CI does")
+
+
+def require_module(name: str, how_to_get: str) -> ModuleType:
+    """Python module ``name`` of this interpreter, imported (skip/fail as :func:`require`)."""
+    require(importlib.util.find_spec(name) is not None, f"Python module {name}", how_to_get)
+    return importlib.import_module(name)

@@ -1,14 +1,22 @@
 """Shared, expensive integration fixtures, made once per test session and cached on disk
-between runs under ``$TORCHSMITH_TEST_CACHE`` (default ``<repo>/.cache/test``)."""
+between runs under ``$TORCHSMITH_TEST_CACHE`` (default ``<repo>/.cache/test``). Resources are
+obtained here by the test command itself (pip, apt, torchsmith's toolkit providers), never
+expected at a fixed path of one machine; what cannot be obtained goes through
+:func:`tests.resources.require` (skipped locally, a failure under ``CI=true``)."""
 
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
+
+from tests.resources import require_tool
+from torchsmith.host.model import HostFacts
+from torchsmith.toolchains.cuda import ProvideContext
+from torchsmith.toolchains.cuda.pypi import PypiProvider
 
 REPO = Path(__file__).resolve().parents[2]
 DEBIAN_SRC_LIST = (
@@ -45,8 +53,7 @@ def _apt_source(workdir: Path, package: str) -> None:
 @pytest.fixture(scope="session")
 def debian_pytorch_1131_orig() -> Path:
     """The real ``pytorch_1.13.1+dfsg.orig.tar.xz`` from Debian's archive (18 MB, once)."""
-    if shutil.which("apt-get") is None:
-        pytest.skip("apt-get not available")
+    require_tool("apt-get", "a Debian/Ubuntu host")
     cache = test_cache() / "debian-pytorch-1.13.1"
     tarball = cache / "pytorch_1.13.1+dfsg.orig.tar.xz"
     if not tarball.exists():
@@ -63,3 +70,54 @@ def source_cache() -> Path:
     root = test_cache() / "sources"
     root.mkdir(parents=True, exist_ok=True)
     return root
+
+
+# Wheels for Python 3.11 on x86-64 Linux (the Debian 12 CI machine), whatever runs the tests;
+# pip does not widen an explicit --platform to older manylinux tags, so they are listed.
+PLATFORMS = ("manylinux_2_28_x86_64", "manylinux_2_18_x86_64", "manylinux_2_17_x86_64")
+WHEEL_TARGET = (
+    "--python-version", "3.11", "--implementation", "cp", "--abi", "cp311",
+    *(arg for tag in PLATFORMS for arg in ("--platform", tag)),
+)  # fmt: skip
+
+
+def downloaded_wheel(requirement: str, pattern: str, *pip_args: str) -> Path:
+    """The wheel ``pip download`` fetches for ``requirement`` (pip's own configuration: index,
+    mirrors, proxy), once, into the test cache; ``pattern`` globs its file name."""
+    dest = test_cache() / "wheels"
+    found = sorted(dest.glob(pattern))
+    if not found:
+        pip = [sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--only-binary=:all:"]
+        argv = [*pip, *WHEEL_TARGET, "-d", str(dest), *pip_args, requirement]
+        subprocess.run(argv, check=True)
+        found = sorted(dest.glob(pattern))
+    assert len(found) == 1, f"pip download {requirement}: expected one {pattern} in {dest}"
+    return found[0]
+
+
+@pytest.fixture(scope="session")
+def cpu_torch_wheel() -> Path:
+    """torch 2.13.0+cpu (191 MB) from PyTorch's CPU index."""
+    index = ("--extra-index-url", "https://download.pytorch.org/whl/cpu")
+    return downloaded_wheel("torch==2.13.0+cpu", "torch-2.13.0+cpu-cp311-*.whl", *index)
+
+
+@pytest.fixture(scope="session")
+def cuda_torch_wheel() -> Path:
+    """torch 2.14.1 for CUDA 13.0 (555 MB) from PyPI."""
+    return downloaded_wheel("torch==2.14.1", "torch-2.14.1-cp311-*.whl")
+
+
+@pytest.fixture(scope="session")
+def nccl_wheel() -> Path:
+    """NVIDIA's NCCL 2.30.7 for CUDA 13 (216 MB) from PyPI."""
+    return downloaded_wheel("nvidia-nccl-cu13==2.30.7", "nvidia_nccl_cu13-2.30.7-*x86_64.whl")
+
+
+@pytest.fixture(scope="session")
+def nvcc_13() -> Path:
+    """nvcc of CUDA 13.0 from NVIDIA's PyPI wheels, provisioned by torchsmith's own ``pypi``
+    toolkit provider into the test cache (100 MB once; shared with test_toolchain_pypi_cuda13)."""
+    root = test_cache() / "toolchains"
+    ctx = ProvideContext(cache_root=root, env=dict(os.environ), log_path=root / "pypi-13.0.log")
+    return Path(PypiProvider(sys.executable).provide("13.0", HostFacts(), ctx).nvcc)

@@ -9,12 +9,13 @@ The module is loaded by path in that interpreter (it needs only the standard lib
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import tarfile
 from pathlib import Path
 
 import pytest
+
+from tests.resources import require
 
 REPO = Path(__file__).resolve().parents[2]
 SYSTEM_PYTHON = Path("/usr/bin/python3")
@@ -63,11 +64,11 @@ def _system_python_without_filter() -> Path:
     probe = [str(SYSTEM_PYTHON), "-c", "import tarfile; print(hasattr(tarfile, 'data_filter'))"]
     ok = SYSTEM_PYTHON.is_file()
     answer = ok and subprocess.run(probe, check=False, capture_output=True, text=True).stdout
-    if not ok or str(answer).strip() != "False":
-        message = f"{SYSTEM_PYTHON} is not a Python without tarfile's data filter (Debian 12)"
-        if os.environ.get("CI", "").lower() in {"1", "true", "yes"}:
-            pytest.fail(message)
-        pytest.skip(message)
+    require(
+        ok and str(answer).strip() == "False",
+        f"{SYSTEM_PYTHON} as a Python without tarfile's data filter",
+        "Debian 12's python3 (3.11.2)",
+    )
     return SYSTEM_PYTHON
 
 

@@ -1,12 +1,11 @@
 """The real host probe on this machine (the development box / CI: Debian 12 with gcc 12,
-cmake, ninja, Python 3.11 and CUDA 13.0's nvcc) and, on the GPU device machine, NVML.
-Takes about a second."""
+cmake, ninja, Python 3.11; CUDA 13.0's nvcc from NVIDIA's PyPI wheels, first on PATH) and, on
+the GPU device machine, NVML. Takes about a second."""
 
 from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 import time
@@ -14,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.resources import require_tool
 from torchsmith.host import HostFacts, select_compiler, select_cuda, select_python
 from torchsmith.host.probe import probe_host
 
@@ -38,11 +38,11 @@ def test_finds_the_build_tools_of_this_machine(facts_and_seconds: tuple[HostFact
     assert facts.glibc and facts.os_id
 
 
-@pytest.mark.skipif(shutil.which("nvcc") is None, reason="no nvcc on PATH")
-def test_finds_nvcc_13(facts_and_seconds: tuple[HostFacts, float]) -> None:
-    facts, _ = facts_and_seconds
-    toolkit = select_cuda(facts, "13.0")
-    assert toolkit is not None, facts
+@pytest.mark.network  # nvcc_13: NVIDIA's PyPI wheels, once
+def test_finds_nvcc_13_first_on_path(nvcc_13: Path) -> None:
+    env = {**os.environ, "PATH": f"{nvcc_13.parent}{os.pathsep}{os.environ.get('PATH', '')}"}
+    toolkit = select_cuda(probe_host(env, REPO), "13.0")
+    assert toolkit is not None
     assert Path(toolkit.nvcc).is_file() and Path(toolkit.root, "bin", "nvcc").is_file()
 
 
@@ -65,8 +65,8 @@ def test_cli_json_round_trip() -> None:
 
 
 @pytest.mark.gpu
-@pytest.mark.skipif(shutil.which("nvidia-smi") is None, reason="no NVIDIA driver here")
 def test_gpu_seen_through_nvml(facts_and_seconds: tuple[HostFacts, float]) -> None:
+    require_tool("nvidia-smi", "a machine with an NVIDIA GPU and its driver")
     facts, _ = facts_and_seconds
     assert facts.gpus, facts
     assert facts.driver_version and facts.driver_cuda

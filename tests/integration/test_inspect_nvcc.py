@@ -1,8 +1,8 @@
-"""Linkage and GPU-code detection on libraries nvcc builds here (skipped without nvcc; ≈ 10 s)."""
+"""Linkage and GPU-code detection on libraries built here by CUDA 13.0's nvcc (NVIDIA's PyPI
+wheels, provisioned once into the test cache; ≈ 10 s)."""
 
 from __future__ import annotations
 
-import shutil
 import subprocess
 from pathlib import Path
 
@@ -16,10 +16,7 @@ from torchsmith.inspect.linkage import component_link
 SOURCE = Path(__file__).resolve().parents[1] / "fixtures" / "inspect" / "k.cu"
 
 
-def _build(tmp_path: Path, name: str, *flags: str) -> Path:
-    nvcc = shutil.which("nvcc")
-    if nvcc is None:
-        pytest.skip("nvcc not on PATH")
+def _build(nvcc: Path, tmp_path: Path, name: str, *flags: str) -> Path:
     out = tmp_path / name
     argv = [nvcc, "-shared", "-Xcompiler", "-fPIC", *flags, str(SOURCE), "-o", str(out)]
     subprocess.run(argv, check=True, capture_output=True)
@@ -37,17 +34,19 @@ def _mode(path: Path) -> str:
 
 
 @pytest.mark.slow
-def test_static_and_dynamic_cudart(tmp_path: Path) -> None:
+@pytest.mark.network
+def test_static_and_dynamic_cudart(tmp_path: Path, nvcc_13: Path) -> None:
     arch = ["-gencode", "arch=compute_80,code=sm_80"]
-    static = _build(tmp_path, "libk_static.so", "-cudart", "static", *arch)
-    dynamic = _build(tmp_path, "libk_dyn.so", "-cudart", "shared", *arch)
+    static = _build(nvcc_13, tmp_path, "libk_static.so", "-cudart", "static", *arch)
+    dynamic = _build(nvcc_13, tmp_path, "libk_dyn.so", "-cudart", "shared", *arch)
     assert _mode(static) == "static"  # stripped: found by cudart's private string
     assert _mode(dynamic) == "dynamic"
 
 
 @pytest.mark.slow
-def test_ptx_only_build(tmp_path: Path) -> None:
-    lib = _build(tmp_path, "libk_ptx.so", "-gencode", "arch=compute_90,code=compute_90")
+@pytest.mark.network
+def test_ptx_only_build(tmp_path: Path, nvcc_13: Path) -> None:
+    lib = _build(nvcc_13, tmp_path, "libk_ptx.so", "-gencode", "arch=compute_90,code=compute_90")
     entries = read_elf(lib).fatbin
     assert {e.arch for e in entries} == {"compute_90"}
     assert all(e.kind == "ptx" for e in entries)

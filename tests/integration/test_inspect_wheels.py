@@ -1,5 +1,5 @@
-"""inspect and verify on the real torch wheels that pip installs on these machines without a
-download (skipped where the files are absent). About 10 s each on 2 cores."""
+"""inspect and verify on real torch wheels, fetched once by pip into the test cache
+(tests/integration/conftest.py). About 10 s each on 2 cores."""
 
 from __future__ import annotations
 
@@ -13,21 +13,14 @@ from torchsmith.inspect import inspect_installed, inspect_wheel
 from torchsmith.plan_model import Decision
 from torchsmith.verify import load_plan, verify_inspection
 
-CPU_WHEEL = Path("/opt/wheels/torch-2.13.0+cpu-cp311-cp311-manylinux_2_28_x86_64.whl")
-CUDA_WHEEL = Path("/opt/pypi-more/files/torch-2.14.1-cp311-cp311-manylinux_2_28_x86_64.whl")
 PLANS = Path(__file__).resolve().parents[1] / "fixtures" / "inspect" / "plans"
+pytestmark = pytest.mark.network  # the wheels: pip download, once
 OFFICIAL = ["sm_75", "sm_80", "sm_86", "sm_90", "sm_100", "sm_120"]
 
 
-def _need(path: Path) -> Path:
-    if not path.exists():
-        pytest.skip(f"{path} not on this machine")
-    return path
-
-
 @pytest.mark.slow
-def test_cpu_wheel_has_no_cuda() -> None:
-    insp = inspect_wheel(_need(CPU_WHEEL))
+def test_cpu_wheel_has_no_cuda(cpu_torch_wheel: Path) -> None:
+    insp = inspect_wheel(cpu_torch_wheel)
     assert insp.torch_version == "2.13.0+cpu"
     assert insp.cuda is None and insp.sass == [] and insp.ptx == []
     assert all(lib.gpu is None for lib in insp.libraries)
@@ -37,8 +30,8 @@ def test_cpu_wheel_has_no_cuda() -> None:
 
 
 @pytest.mark.slow
-def test_cuda_wheel_targets_per_library() -> None:
-    insp = inspect_wheel(_need(CUDA_WHEEL))
+def test_cuda_wheel_targets_per_library(cuda_torch_wheel: Path) -> None:
+    insp = inspect_wheel(cuda_torch_wheel)
     assert insp.torch_version == "2.14.1+cu130" and insp.cuda == "13.0"
     assert insp.arch_list == OFFICIAL  # the string torch.cuda.get_arch_list() splits
     assert insp.sass == OFFICIAL and insp.ptx == []
@@ -53,8 +46,9 @@ def test_cuda_wheel_targets_per_library() -> None:
 
 
 @pytest.mark.slow
-def test_cuda_wheel_against_wrong_plan_fails_naming_it(capsys: pytest.CaptureFixture[str]) -> None:
-    _need(CUDA_WHEEL)
+def test_cuda_wheel_against_wrong_plan_fails_naming_it(
+    capsys: pytest.CaptureFixture[str], cuda_torch_wheel: Path
+) -> None:
     plan = load_plan(PLANS / "plan-2.14.1-cu130.json")
     wrong = plan.model_copy(
         update={
@@ -64,7 +58,7 @@ def test_cuda_wheel_against_wrong_plan_fails_naming_it(capsys: pytest.CaptureFix
     )
     failed = {
         c.name: c.detail
-        for c in verify_inspection(inspect_wheel(CUDA_WHEEL), wrong)
+        for c in verify_inspection(inspect_wheel(cuda_torch_wheel), wrong)
         if c.ok is False
     }
     assert failed["SASS archs"] == "wheel has extra sm_75 sm_80 sm_100 sm_120"
@@ -73,7 +67,7 @@ def test_cuda_wheel_against_wrong_plan_fails_naming_it(capsys: pytest.CaptureFix
     code = main(
         [
             "verify",
-            str(CUDA_WHEEL),
+            str(cuda_torch_wheel),
             "--plan",
             str(PLANS / "manifest-2.14.1-cu130.json"),
             "--no-smoke",
@@ -88,12 +82,11 @@ def test_cuda_wheel_against_wrong_plan_fails_naming_it(capsys: pytest.CaptureFix
 @pytest.mark.network
 # proc.run leaves the child's stdout pipe for the garbage collector (reported to the lead)
 @pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")
-def test_cpu_wheel_smoke_in_fresh_venv(tmp_path: Path) -> None:
+def test_cpu_wheel_smoke_in_fresh_venv(tmp_path: Path, cpu_torch_wheel: Path) -> None:
     """pip installs the wheel with its dependencies into a fresh venv (≈ 40 s)."""
-    _need(CPU_WHEEL)
     plan = PLANS / "plan-2.13.0-cpu.json"
     os.environ.setdefault("PIP_DISABLE_PIP_VERSION_CHECK", "1")
-    code = main(["verify", str(CPU_WHEEL), "--plan", str(plan), "--workdir", str(tmp_path)])
+    code = main(["verify", str(cpu_torch_wheel), "--plan", str(plan), "--workdir", str(tmp_path)])
     assert code == 0
     log = (tmp_path / "smoke.log").read_text()
     assert '"name": "autograd", "ok": true' in log
@@ -104,17 +97,14 @@ def test_cpu_wheel_smoke_in_fresh_venv(tmp_path: Path) -> None:
     assert insp.cxx11_abi is True and insp.missing == []
 
 
-NCCL_WHEEL = Path("/opt/pypi-more/files/nvidia_nccl_cu13-2.30.7-py3-none-manylinux_2_18_x86_64.whl")
-
-
 @pytest.mark.slow
-def test_static_markers_on_real_nccl(tmp_path: Path) -> None:
+def test_static_markers_on_real_nccl(tmp_path: Path, nccl_wheel: Path) -> None:
     """libnccl.so.2 carries NCCL and (statically) cudart: the markers a static torch would show."""
     import zipfile
 
     from torchsmith.inspect.elf import read_elf
 
-    with zipfile.ZipFile(_need(NCCL_WHEEL)) as zf:
+    with zipfile.ZipFile(nccl_wheel) as zf:
         member = next(n for n in zf.namelist() if n.endswith("/libnccl.so.2"))
         target = tmp_path / "libnccl.so.2"
         target.write_bytes(zf.read(member))

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.resources import require, require_tool
 from torchsmith import kb
 from torchsmith.errors import HostError, SourceError
 from torchsmith.kb.models import Fix
@@ -27,8 +28,14 @@ from torchsmith.steps.edits import apply_edits
 
 pytestmark = [
     pytest.mark.network,
-    pytest.mark.skipif(shutil.which("apt-get") is None, reason="needs apt-get (Debian host)"),
 ]
+
+
+@pytest.fixture(autouse=True)
+def _needs_apt_get() -> None:
+    require_tool("apt-get", "a Debian/Ubuntu host")
+
+
 PLAN = SourcePlan(kind="debian", location="pytorch", ref="1.13.1+dfsg-4", reason="test")
 DEBIAN_TAR = "pytorch_1.13.1+dfsg-4.debian.tar.xz"
 ORIG_SHA = "d0355588b8528566d477e6ebf1b4d9d036a6fd75711339f66b27472ce5879dc7"
@@ -126,8 +133,8 @@ def test_every_debian_fix_applies_to_the_real_tree(tree: SourceTree, fixed_tree:
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(not Path("/usr/bin/python3").exists(), reason="needs Debian's python3")
 def test_fixed_tree_configures_with_system_libraries(fixed_tree: Path) -> None:
+    require(Path("/usr/bin/python3").exists(), "Debian's python3", "apt-get install python3-dev")
     env = {**_env(), **CONFIGURE_ENV}
     for fix in _plan_fixes():
         env.update(fix.env)
@@ -164,7 +171,6 @@ def test_an_unknown_debian_version_is_a_clear_error(source_cache: Path) -> None:
     plan = PLAN.model_copy(update={"ref": "9.9.9-1"})
     with pytest.raises(SourceError, match=r"no source package pytorch=9\.9\.9-1"):
         fetch_debian(plan, source_cache, _env(), check_deps=False)
-
 
 
 @pytest.mark.slow  # unpacks the 134 MB tree again: about 10 s

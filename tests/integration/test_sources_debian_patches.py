@@ -5,19 +5,20 @@ dpkg-source -x and 17 patches with dry runs: about 10 s when the download is cac
 from __future__ import annotations
 
 import os
-import shutil
 from pathlib import Path
 
 import pytest
 
+from tests.resources import require_tool
 from torchsmith.errors import SourceError
 from torchsmith.plan_model import SourcePlan
 from torchsmith.sources.debian import fetch_debian
 from torchsmith.sources.patches import apply_series, read_series
 
-pytestmark = [
-    pytest.mark.skipif(shutil.which("dpkg-source") is None, reason="needs dpkg-dev"),
-]
+
+@pytest.fixture(autouse=True)
+def _needs_dpkg_source() -> None:
+    require_tool("dpkg-source", "apt-get install dpkg-dev (scripts/setup-system-deps)")
 
 
 def _env() -> dict[str, str]:

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.resources import require_tool
 from torchsmith.errors import SourceError
 from torchsmith.hashing import sha256_file
 from torchsmith.plan_model import SourcePlan
@@ -23,8 +24,14 @@ from torchsmith.sources.hashing import tree_manifest
 
 pytestmark = [
     pytest.mark.network,  # only the first run: the Debian tree is cached afterwards
-    pytest.mark.skipif(shutil.which("apt-get") is None, reason="needs apt-get (Debian host)"),
 ]
+
+
+@pytest.fixture(autouse=True)
+def _needs_apt_get() -> None:
+    require_tool("apt-get", "a Debian/Ubuntu host")
+
+
 SUBSET = ("setup.py", "version.txt", "CMakeLists.txt", "cmake", "c10", "third_party")
 
 

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from tests.integration.planned import compiler_env, planned
+from tests.resources import require, require_module
 from torchsmith.host.probe import probe_host
 from torchsmith.inspect.elf import read_elf
 from torchsmith.toolchains.cuda import ProvideContext, select_toolkit
@@ -24,9 +25,8 @@ EXTENSION = Path(__file__).resolve().parents[1] / "fixtures" / "toolchains" / "a
 
 
 def test_add_one_extension_runs_on_the_gpu(tmp_path: Path) -> None:
-    torch = pytest.importorskip("torch")
-    if not torch.cuda.is_available():
-        pytest.skip("no CUDA GPU")
+    torch = require_module("torch", "pip install a CUDA torch into this interpreter")
+    require(torch.cuda.is_available(), "a visible CUDA GPU", "run with -m gpu on the GPU machine")
     env = dict(os.environ)
     host = probe_host(env, tmp_path)
     cuda = ".".join(str(torch.version.cuda).split(".")[:2])

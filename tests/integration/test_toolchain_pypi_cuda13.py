@@ -1,7 +1,7 @@
 """CI, real: a CUDA 13.0 toolkit provisioned from NVIDIA's PyPI wheels into torchsmith's cache
-compiles a torch.utils.cpp_extension CUDA extension against the torch 2.14.1 CUDA wheel on this
-machine's disk, for sm_90; the built library's fat binary holds exactly sm_90 SASS. A second
-use of the provider downloads nothing.
+compiles a torch.utils.cpp_extension CUDA extension against the torch 2.14.1 CUDA wheel (pip
+download, once, into the test cache), for sm_90; the built library's fat binary holds exactly
+sm_90 SASS. A second use of the provider downloads nothing.
 
 Cost (Debian 12 dev machine, 2 shared cores): toolkit 100 MB of wheels, ~20 s the first time,
 0.0003 s from the cache; the throwaway torch venv (2.7 GB of wheels, from local disk here) ~5.5
@@ -21,6 +21,7 @@ import pytest
 
 from tests.integration.conftest import test_cache as cache_dir
 from tests.integration.planned import compiler_env, planned
+from tests.resources import require_tool
 from torchsmith.host.compilers import probe_compilers
 from torchsmith.host.model import HostFacts
 from torchsmith.inspect.elf import read_elf
@@ -28,7 +29,6 @@ from torchsmith.toolchains.cuda import ProvideContext, ToolkitRecord
 from torchsmith.toolchains.cuda.cache import INFO_FILE, entry_dir
 from torchsmith.toolchains.cuda.pypi import PypiProvider
 
-TORCH_WHEEL = Path("/opt/pypi-more/files/torch-2.14.1-cp311-cp311-manylinux_2_28_x86_64.whl")
 EXTENSION = Path(__file__).resolve().parents[1] / "fixtures" / "toolchains" / "add_one"
 
 pytestmark = [pytest.mark.slow, pytest.mark.network]
@@ -50,18 +50,16 @@ def toolkit() -> ToolkitRecord:
 
 
 @pytest.fixture(scope="module")
-def torch_python() -> Path:
-    """A throwaway venv with the torch 2.14.1 CUDA wheel from disk (never the shared .venv)."""
-    python311 = shutil.which("python3.11")
-    if not TORCH_WHEEL.is_file() or python311 is None:
-        pytest.skip(f"needs python3.11 and {TORCH_WHEEL}")
+def torch_python(cuda_torch_wheel: Path) -> Path:
+    """A throwaway venv with the torch 2.14.1 CUDA wheel (never the shared .venv)."""
+    python311 = require_tool("python3.11", "Debian 12's python3 is 3.11: apt-get install python3")
     venv = _cache_root() / "torch-2.14.1-venv"
     python = venv / "bin" / "python"
     if not (venv / "torch-installed").is_file():
         shutil.rmtree(venv, ignore_errors=True)
         subprocess.run([python311, "-m", "venv", venv], check=True)
-        subprocess.run([python, "-m", "pip", "install", "-q", TORCH_WHEEL], check=True)
-        (venv / "torch-installed").write_text(TORCH_WHEEL.name)
+        subprocess.run([python, "-m", "pip", "install", "-q", cuda_torch_wheel], check=True)
+        (venv / "torch-installed").write_text(cuda_torch_wheel.name)
     return python
 
 

@@ -15,14 +15,13 @@ configure 36 s, c10 + c10_cuda + codegen + FillKernel.cu for two archs ~10 min c
 from __future__ import annotations
 
 import json
-import os
-import shutil
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from tests.integration.conftest import test_cache as cache_dir
+from tests.resources import require_root, require_tool
 from torchsmith.cli import main
 from torchsmith.inspect.elf import read_elf
 from torchsmith.toolchains.cuda import ToolkitRecord
@@ -38,8 +37,9 @@ CUDA118_FIXES = {
 
 @pytest.fixture(scope="module")
 def manifest(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
-    if shutil.which("apt-get") is None or os.geteuid() != 0 or shutil.which("g++-11") is None:
-        pytest.skip("needs root with apt-get (Debian build dependencies) and g++-11")
+    require_tool("apt-get", "a Debian host (the Debian build dependencies are installed)")
+    require_root("--install-deps installs the Debian build dependencies")
+    require_tool("g++-11", "apt-get install g++-11 (scripts/setup-system-deps)")
     dist = tmp_path_factory.mktemp("dist")
     args = [
         "build",

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.resources import require, require_module
 from torchsmith.verify import SmokeOptions, load_plan, verify_artifact
 
 PLANS = Path(__file__).resolve().parents[1] / "fixtures" / "inspect" / "plans"
@@ -19,9 +20,8 @@ PLANS = Path(__file__).resolve().parents[1] / "fixtures" / "inspect" / "plans"
 @pytest.mark.gpu
 @pytest.mark.slow
 def test_installed_torch_passes_gpu_smoke(tmp_path: Path) -> None:
-    torch = pytest.importorskip("torch")
-    if not torch.cuda.is_available():
-        pytest.skip("no GPU visible")
+    torch = require_module("torch", "pip install a CUDA torch into this interpreter")
+    require(torch.cuda.is_available(), "a visible CUDA GPU", "run with -m gpu on the GPU machine")
     plan = load_plan(PLANS / "plan-2.11.0-cu130.json")
     smoke = SmokeOptions(python=sys.executable, workdir=tmp_path, mode="venv-system", gpu="yes")
     verdict = verify_artifact(None, plan, dict(os.environ), python=sys.executable, smoke=smoke)
