@@ -32,6 +32,28 @@ from torchsmith.toolchains.cuda.offers import (
 )
 
 _PIP_QUIET = ("--disable-pip-version-check", "--no-input", "-q")
+# Wheels only: an sdist would run its build backend (arbitrary code) at download time.
+_BINARY_ONLY = "--only-binary=:all:"
+
+
+def download_argv(
+    python: str, dest: Path, requirement: str, hashed: Path | None = None
+) -> list[str | Path]:
+    """``pip download`` of ``requirement`` into ``dest``, wheels only. ``hashed``: a requirements
+    file pinning every wheel with ``--hash`` (where the KB records hashes); pip then refuses any
+    file whose hash is not listed (``--require-hashes``)."""
+    what: list[str | Path] = (
+        ["--require-hashes", "-r", hashed] if hashed is not None else [requirement]
+    )
+    return [python, "-m", "pip", "download", *_PIP_QUIET, _BINARY_ONLY, "-d", dest, *what]
+
+
+def install_argv(python: str, wheels: Path, target: Path, requirement: str) -> list[str | Path]:
+    """``pip install`` of ``requirement`` from the downloaded ``wheels`` only, into ``target``."""
+    return [
+        python, "-m", "pip", "install", *_PIP_QUIET, _BINARY_ONLY, "--no-index", "--no-compile",
+        "--find-links", wheels, "--target", target, requirement,
+    ]  # fmt: skip
 
 
 class PypiProvider:
@@ -56,34 +78,13 @@ class PypiProvider:
         return record
 
     def _download(self, cuda: str, dest: Path, ctx: ProvideContext) -> list[Path]:
-        argv: list[str | Path] = [
-            self.python,
-            "-m",
-            "pip",
-            "download",
-            *_PIP_QUIET,
-            "-d",
-            dest,
-            requirement(cuda),
-        ]
-        proc.run(argv, env=ctx.env, log_path=ctx.log_path)
+        proc.run(
+            download_argv(self.python, dest, requirement(cuda)), env=ctx.env, log_path=ctx.log_path
+        )
         return sorted(dest.glob("*.whl"))
 
     def _install(self, cuda: str, staging: Path, ctx: ProvideContext) -> None:
-        argv: list[str | Path] = [
-            self.python,
-            "-m",
-            "pip",
-            "install",
-            *_PIP_QUIET,
-            "--no-index",
-            "--no-compile",
-            "--find-links",
-            staging / "wheels",
-            "--target",
-            staging / "site",
-            requirement(cuda),
-        ]
+        argv = install_argv(self.python, staging / "wheels", staging / "site", requirement(cuda))
         proc.run(argv, env=ctx.env, log_path=ctx.log_path)
         root = staging / "site" / prefix(cuda)
         layout.ensure_lib64(root)
