@@ -20,6 +20,7 @@ from typing import Any
 import pytest
 
 from tests.integration.test_sources_git import Upstream, _git
+from tests.resources import require_tool
 from torchsmith import proc
 from torchsmith.errors import SourceError, TorchsmithError
 from torchsmith.plan_model import SourcePlan
@@ -47,8 +48,9 @@ class _AuthHandler(http.server.SimpleHTTPRequestHandler):
 
 def _certificate(root: Path) -> tuple[Path, Path]:
     cert, key = root / "cert.pem", root / "key.pem"
+    openssl = require_tool("openssl", "apt-get install openssl")
     subprocess.run(
-        ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
+        [openssl, "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
          "-keyout", str(key), "-out", str(cert), "-subj", "/CN=127.0.0.1",
          "-addext", "subjectAltName=IP:127.0.0.1"],
         check=True, capture_output=True,
