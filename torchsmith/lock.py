@@ -11,6 +11,7 @@ from __future__ import annotations
 import fcntl
 import os
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from torchsmith.errors import HostError
@@ -60,9 +61,15 @@ def _try_lock(fd: int, wait_s: float) -> bool:
             time.sleep(_POLL_S)
 
 
-def acquire(directory: Path, what: str, wait_s: float = WAIT_S) -> DirLock:
-    """Lock ``directory`` (made if missing) for this process, waiting up to ``wait_s``; a
-    :class:`HostError` naming the holder's pid when another process keeps it."""
+def acquire(
+    directory: Path,
+    what: str,
+    wait_s: float = WAIT_S,
+    say: Callable[[str], None] | None = None,
+) -> DirLock:
+    """Lock ``directory`` (made if missing) for this process, waiting up to ``wait_s`` (said
+    through ``say``); a :class:`HostError` naming the holder's pid when another process keeps
+    it longer."""
     directory.mkdir(parents=True, exist_ok=True)
     flags = os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC
     try:
@@ -72,6 +79,8 @@ def acquire(directory: Path, what: str, wait_s: float = WAIT_S) -> DirLock:
             f"cannot open the lock file {directory / LOCK_NAME}: {exc.strerror}",
             "it must be a regular file torchsmith made; remove whatever is there",
         ) from exc
+    if not _try_lock(fd, 0) and say is not None and wait_s > 0:
+        say(f"waiting up to {wait_s:.0f} s for {what}, in use by {_holder(fd)}")
     if not _try_lock(fd, wait_s):
         holder = _holder(fd)
         os.close(fd)

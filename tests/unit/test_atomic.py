@@ -114,3 +114,13 @@ def test_the_lock_file_is_not_followed_through_a_link(tmp_path: Path) -> None:
     with pytest.raises(HostError, match="cannot open the lock file"):
         lock.acquire(tmp_path / "d", "d", wait_s=0.1)
     assert victim.read_text() == "precious"
+
+
+def test_a_waiting_run_says_whom_it_waits_for(tmp_path: Path) -> None:
+    said: list[str] = []
+    with (
+        lock.acquire(tmp_path, "the entry"),
+        pytest.raises(HostError, match="in use by another torchsmith run"),
+    ):
+        lock.acquire(tmp_path, "the entry", wait_s=0.2, say=said.append)
+    assert said == [f"waiting up to 0 s for the entry, in use by pid {os.getpid()}"]

@@ -231,14 +231,15 @@ def fetch_debian(
     apt.prepare(cfg)
     pkgdir = owned.claim(base / f"{package}_{_no_epoch(version)}", {"package": package})
     job = _Job(package, version, hostdeps.host_arch(env), pkgdir, env, on_line)
-    fetched = _cached(job) or _download(cfg, job)
-    owned.update_info(pkgdir, sha256=fetched.sha256, unavailable=fetched.unavailable)
-    for name, reason in fetched.unavailable.items():
-        _say(on_line, f"NOT AVAILABLE on the mirror: {name} ({reason})")
-    if check_deps:
-        check_build_deps(fetched, env, install_deps, on_line)
-    if not owned.is_owned(pkgdir / "tree"):
-        _unpack(fetched, pkgdir, env, on_line)
+    with owned.locked(pkgdir, f"the Debian source cache entry {pkgdir.name}", on_line):
+        fetched = _cached(job) or _download(cfg, job)
+        owned.update_info(pkgdir, sha256=fetched.sha256, unavailable=fetched.unavailable)
+        for name, reason in fetched.unavailable.items():
+            _say(on_line, f"NOT AVAILABLE on the mirror: {name} ({reason})")
+        if check_deps:
+            check_build_deps(fetched, env, install_deps, on_line)
+        if not owned.is_owned(pkgdir / "tree"):
+            _unpack(fetched, pkgdir, env, on_line)
     applied = list(owned.read_info(pkgdir / "tree").get("patches_applied", []))
     details = {
         "package": package,

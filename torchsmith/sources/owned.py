@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 import shutil
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -14,7 +14,7 @@ from torchsmith.errors import SourceError
 from torchsmith.redact import redact_data
 
 MARKER = "torchsmith-source.json"
-LOCK_WAIT_S = 60.0
+LOCK_WAIT_S = 600.0  # another run's download or unpack of the same entry: wait for it
 
 
 def _write_info(path: Path, info: Mapping[str, Any]) -> None:
@@ -45,10 +45,16 @@ def claim(path: Path, info: Mapping[str, Any]) -> Path:
     return path
 
 
-def locked(path: Path, what: str, wait_s: float = LOCK_WAIT_S) -> lock.DirLock:
+def locked(
+    path: Path,
+    what: str,
+    say: Callable[[str], None] | None = None,
+    wait_s: float = LOCK_WAIT_S,
+) -> lock.DirLock:
     """Hold ``path``'s lock (``path/.lock``) while filling or replacing what is inside it: one
-    writer per cache entry; another run waits up to ``wait_s``, then is refused with the pid."""
-    return lock.acquire(path, what, wait_s)
+    writer per cache entry; another run waits (saying so) up to ``wait_s``, then is refused
+    with the holder's pid."""
+    return lock.acquire(path, what, wait_s, say)
 
 
 def read_info(path: Path) -> dict[str, Any]:

@@ -93,9 +93,10 @@ def fetch_path(
         return SourceTree("path", root, identity, _version(root), owned=False, details=details)
     base = owned.claim(cache_root / "path", {"purpose": "copies of user trees"})
     dest = owned.claim(base / cache_key(str(root), ""), {"path": str(root)})
-    if owned.read_info(dest).get("identity") != identity or not owned.is_owned(dest / "tree"):
-        _copy(root, dest, on_line)
-        owned.update_info(dest, identity=identity)
+    with owned.locked(dest, f"the copy of {root}", on_line):
+        if owned.read_info(dest).get("identity") != identity or not owned.is_owned(dest / "tree"):
+            _copy(root, dest, on_line)
+            owned.update_info(dest, identity=identity)
     details["copy_of"] = str(root)
     return SourceTree("path", dest / "tree" / "src", identity, _version(root), True, details)
 

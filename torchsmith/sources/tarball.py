@@ -160,7 +160,7 @@ def fetch_tarball(
         details["warning"] = hash_warning(location)
         if on_line is not None:
             on_line(f"warning: {details['warning']}")
-    with owned.locked(dest, f"the tarball cache entry {dest.name}"):
+    with owned.locked(dest, f"the tarball cache entry {dest.name}", on_line):
         archive, digest = _fetch_and_unpack(location, expected, dest, env, on_line)
     return SourceTree(
         kind="tarball",
