@@ -8,7 +8,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tests.unit.planner_kb import ci_host
+from tests.unit.planner.kb import ci_host
 from torchsmith.cli import main
 
 VERSIONS = st.sampled_from(["1.0.0", "1.1.0", "1.13.1", "2.5.1", "main", "9.9.9", "abc", ""])

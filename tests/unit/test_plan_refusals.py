@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from tests.unit.planner_kb import ci_host
+from tests.unit.planner.kb import ci_host
 from torchsmith.errors import PlanError, SpecError
 from torchsmith.kb import load
 from torchsmith.plan import BuildPlan, resolve

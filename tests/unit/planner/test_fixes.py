@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tests.unit.planner_kb import ci_host
+from tests.unit.planner.kb import ci_host
 from torchsmith import kb
 from torchsmith.plan import resolve
 from torchsmith.spec_sources import resolve_spec

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from tests.unit.planner_kb import ci_host, gpu_host, mini_kb
+from tests.unit.planner.kb import ci_host, gpu_host, mini_kb
 from torchsmith.errors import PlanError
 from torchsmith.host.model import HostFacts
 from torchsmith.plan import BuildPlan, resolve

@@ -17,7 +17,7 @@ from torchsmith.plan import BuildPlan, resolve
 from torchsmith.planner.support import KNOWLEDGE_ONLY
 from torchsmith.spec_sources import resolve_spec
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 SNAPSHOTS = ROOT / "tests" / "fixtures" / "plan" / "snapshots"
 HOST = ROOT / "tests" / "fixtures" / "plan" / "host-ci.json"
 SEEDS = sorted((ROOT / "examples").glob("seed-*.toml"))

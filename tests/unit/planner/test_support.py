@@ -8,7 +8,7 @@ from typing import Any, get_args
 
 import pytest
 
-from tests.unit.planner_kb import ci_host, mini_kb
+from tests.unit.planner.kb import ci_host, mini_kb
 from torchsmith import kb
 from torchsmith.backends import EXECUTORS
 from torchsmith.errors import PlanError

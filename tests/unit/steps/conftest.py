@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from tests.unit.planner_kb import ci_host, mini_kb
+from tests.unit.planner.kb import ci_host, mini_kb
 from tests.unit.steps.recording import RecordingExecutor
 from torchsmith.plan_model import BuildPlan
 from torchsmith.planner import resolve

@@ -19,6 +19,7 @@ class RecordingExecutor(Executor):
 
     def __init__(self) -> None:
         self.ran: list[list[str]] = []
+        self.queried: list[list[str]] = []
 
     def environment(self) -> dict[str, str]:
         return {"PATH": "/usr/bin:/bin", "HOME": "/nonexistent"}
@@ -52,7 +53,9 @@ class RecordingExecutor(Executor):
         timeout: float = 30,
     ) -> subprocess.CompletedProcess[str]:
         args = [str(a) for a in argv]
-        self.ran.append(args)
+        self.queried.append(args)
+        if "sys.executable" in " ".join(args):  # preflight asks the interpreter what it is
+            return subprocess.CompletedProcess(args, 0, f"{args[0]}\n3.11\n", "")
         return subprocess.CompletedProcess(args, 0, f"{Path(args[0]).name} version 1.0\n", "")
 
     def copy_in(self, src: Path, dest: Path) -> None:

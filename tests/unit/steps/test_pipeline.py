@@ -9,7 +9,7 @@ from typing import Any, get_args
 
 import pytest
 
-from tests.unit.planner_kb import ci_host, mini_kb
+from tests.unit.planner.kb import ci_host, mini_kb
 from tests.unit.steps.recording import RecordingExecutor
 from torchsmith.errors import InternalError
 from torchsmith.plan_model import BuildPlan, StepName
