@@ -30,9 +30,18 @@ def host(*compilers: Compiler, os_id: str = "debian", **kw: object) -> HostFacts
 def test_install_hint_names_each_package_manager() -> None:
     assert install_hint("gcc", 11).command("") == (
         "apt-get install gcc-11 g++-11 (Debian/Ubuntu) or "
-        "dnf install gcc-toolset-11 (RHEL/Rocky/Alma; then scl enable)"
+        "dnf install gcc-toolset-11 (RHEL/Rocky/Alma 8+; then scl enable gcc-toolset-11 bash)"
     )
     assert install_hint("gcc", 11).command("rocky").startswith("dnf install gcc-toolset-11")
+
+
+def test_clang_hint_names_each_package_once_and_no_invented_rpm() -> None:
+    """New-user trial §3 #13: it read `apt-get install clang-14 clang-14; dnf install clang-14`."""
+    text = install_hint("clang", 14).command("")
+    assert "apt-get install clang-14 (Debian/Ubuntu)" in text
+    assert "clang-14 clang-14" not in text
+    assert "dnf install clang (" in text and "may not be 14" in text
+    assert "llvm-toolset-14" not in text and "dnf install clang-14" not in text
 
 
 def test_toolkit_providers_in_order() -> None:

@@ -1,6 +1,8 @@
 """Python interpreters: python3 / python3.X on PATH, pyenv's versions, /usr/bin and
-/usr/local/bin; pyenv shims are skipped (they fail for versions not selected). A venv's
-interpreter is kept apart from the base one it links to: it is a different environment."""
+/usr/local/bin; pyenv's shims folder is skipped (they fail for versions not selected), and any
+other interpreter that is a script (a shim elsewhere on PATH) is recorded as the executable it
+runs, asked of itself. A venv's interpreter is kept apart from the base one it links to: it is
+a different environment."""
 
 from __future__ import annotations
 
@@ -69,12 +71,32 @@ def python_candidates(
     return list(unique.values())
 
 
+_EXECUTABLE = "import sys; print(sys.executable)"
+
+
+def _is_script(path: Path) -> bool:
+    try:
+        with path.open("rb") as fh:
+            return fh.read(2) == b"#!"
+    except OSError:
+        return False
+
+
+def real_executable(path: Path, env: Mapping[str, str]) -> Path:
+    """``path`` itself, or for a script (a pyenv shim) the interpreter it runs, as that
+    interpreter reports it (``sys.executable``); :class:`ProbeError` when it cannot run."""
+    if not _is_script(path):
+        return path
+    lines = query([path, "-c", _EXECUTABLE], env).strip().splitlines()
+    return Path(lines[-1].strip()) if lines and lines[-1].strip().startswith("/") else path
+
+
 def probe_python(path: Path, env: Mapping[str, str]) -> PythonInfo:
     text = query([path, "--version"], env)
     version = parse.parse_python_version(text)
     if version is None:
         raise ProbeError(f"{path}: cannot read a version from {text.strip()[:80]!r}")
-    return PythonInfo(path=str(path), version=version)
+    return PythonInfo(path=str(real_executable(path, env)), version=version)
 
 
 def _attempt(path: Path, env: Mapping[str, str]) -> PythonInfo | str:
@@ -88,6 +110,7 @@ def probe_pythons(
     env: Mapping[str, str], system_dirs: Iterable[Path] = SYSTEM_DIRS
 ) -> tuple[list[PythonInfo], list[str]]:
     results = parallel(lambda p: _attempt(p, env), python_candidates(env, system_dirs))
-    return [r for r in results if isinstance(r, PythonInfo)], [
-        r for r in results if isinstance(r, str)
-    ]
+    found: dict[tuple[str, str], PythonInfo] = {}
+    for info in (r for r in results if isinstance(r, PythonInfo)):
+        found.setdefault(_identity(Path(info.path)), info)  # a shim and what it runs: one
+    return list(found.values()), [r for r in results if isinstance(r, str)]

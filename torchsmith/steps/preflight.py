@@ -5,17 +5,27 @@ a :class:`HostError`, before a minute is spent building."""
 from __future__ import annotations
 
 import os
+import subprocess
+import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 
 from torchsmith.backends.base import Executor
 from torchsmith.errors import HostError
+from torchsmith.host.apt_policy import not_installable
 from torchsmith.host.probe import probe_host
+from torchsmith.host.system import os_release
 from torchsmith.plan_model import BuildPlan
 from torchsmith.steps.state import Toolchain
 from torchsmith.toolchains.compiler import install_compiler, install_hint
 
 _CXX = {"gcc": "g++", "clang": "clang++"}
+# What an interpreter is really (a pyenv shim is a shell script that picks one, or fails).
+_ASK_PYTHON = "import sys; print(sys.executable); print('%d.%d' % sys.version_info[:2])"
+_PYTHON_HINT = (
+    "make that Python runnable (pyenv: `pyenv install`/`pyenv local` that version; Debian: "
+    "apt-get install python3.X-venv), or choose another --python"
+)
 
 
 def compiler_candidates(label: str) -> list[tuple[str, str]]:
@@ -41,6 +51,24 @@ def _first(ex: Executor, names: list[str], env: Mapping[str, str]) -> str | None
         if found:
             return found
     return None
+
+
+def resolve_python(ex: Executor, path: str, env: Mapping[str, str], want: str) -> str:
+    """The real interpreter behind ``path`` (a pyenv shim resolves to the version it picks),
+    asked of the interpreter itself; refused with the cause when it cannot run or is not the
+    plan's Python ``want`` ('3.11'; '' for any)."""
+    try:
+        done = ex.capture([path, "-c", _ASK_PYTHON], env=env, timeout=60)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise HostError(f"the plan's Python {path} cannot be run: {exc}", _PYTHON_HINT) from exc
+    lines = [line.strip() for line in done.stdout.splitlines() if line.strip()]
+    if done.returncode != 0 or len(lines) < 2:
+        cause = " ".join(done.stderr.strip().splitlines()[:1]) or f"exit status {done.returncode}"
+        raise HostError(f"the plan's Python {path} cannot run: {cause}", _PYTHON_HINT)
+    real, version = lines[-2], lines[-1]
+    if want and version != want:
+        raise HostError(f"{path} is Python {version}; the plan needs {want}", _PYTHON_HINT)
+    return real or path
 
 
 def _version(ex: Executor, argv: list[str], env: Mapping[str, str]) -> str:
@@ -77,11 +105,54 @@ def _find_compilers(
     if found is not None:
         return found
     raise HostError(
-        f"the plan's compiler {label} (C and C++) is not on PATH",
-        f"install it (Debian/Ubuntu: apt-get install {label} {label.replace('gcc', 'g++')}; "
-        f"RHEL: dnf install {label.replace('gcc', 'gcc-toolset')}), pass --install-deps "
-        "to let torchsmith install it, or choose another --compiler",
+        f"the plan's compiler {label} (C and C++) is not on PATH", _compiler_hint(ex, label, env)
     )
+
+
+def _compiler_hint(ex: Executor, label: str, env: Mapping[str, str]) -> str:
+    """How to get the compiler, claiming only what this host's own package lists say."""
+    family, _, major = label.partition("-")
+    if family not in {"gcc", "clang"} or not major.isdigit():
+        return "install it, or choose another --compiler"
+    hint = install_hint(family, int(major))  # type: ignore[arg-type]
+    os_id = (os_release() or ("", ""))[0]
+    missing = _not_in_apt_lists(ex, list(hint.apt), env) if os_id in {"debian", "ubuntu"} else []
+    if missing:
+        return (
+            f"this host's apt lists have no {' '.join(missing)} (`apt-cache policy` finds no "
+            f"candidate), so neither apt-get nor --install-deps can supply it here; a machine "
+            f"or container whose distribution packages {label} can (torchsmith's container "
+            "backends are not implemented yet), or choose another --compiler"
+        )
+    return (
+        f"install it ({hint.command(os_id)}), pass --install-deps to let torchsmith install "
+        "it, or choose another --compiler"
+    )
+
+
+def _not_in_apt_lists(ex: Executor, packages: list[str], env: Mapping[str, str]) -> list[str]:
+    """The packages ``apt-cache policy`` knows no candidate for; [] when it cannot be asked."""
+    if ex.which("apt-cache", env) is None:
+        return []
+    try:
+        done = ex.capture(["apt-cache", "policy", *packages], env=env, timeout=60)
+    except (OSError, subprocess.TimeoutExpired):
+        return []
+    return not_installable(done.stdout, packages) if done.returncode == 0 else []
+
+
+def _check_cache_root(where: Path) -> None:
+    """The cache root must be a directory this user can write: make it (as the build will)
+    and a file in it. /proc/..., a read-only mount or a file are named as such."""
+    try:
+        where.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryFile(dir=where):
+            pass
+    except OSError as exc:
+        raise HostError(
+            f"cannot write to the cache root {where}: {exc.strerror or exc}",
+            "pass --cache-root DIR: a directory you can write, on a disk with room",
+        ) from exc
 
 
 def _check_disk(ex: Executor, plan: BuildPlan, where: Path) -> None:
@@ -102,6 +173,7 @@ def preflight(
     install_deps: bool = False,
 ) -> Toolchain:
     """Find every program the plan needs and check the disk, or raise before any work."""
+    _check_cache_root(where)
     _check_disk(ex, plan, where)
     cc, cxx = _find_compilers(ex, plan, env, where, install_deps)
     missing: list[str] = []
@@ -110,6 +182,9 @@ def preflight(
         "ninja": ex.which("ninja", env),
         "python": _first(ex, base_python(plan), env),
     }
+    if found["python"] is not None:
+        want = "" if plan.source.kind == "debian" else str(plan.python.value or "")
+        found["python"] = resolve_python(ex, found["python"], env, want)
     cache_kind = plan.cache.value
     if cache_kind != "none":
         found[cache_kind] = ex.which(cache_kind, env)

@@ -17,27 +17,40 @@ _RPM_IDS = frozenset({"rhel", "centos", "rocky", "almalinux", "ol", "fedora", "a
 
 @dataclass(frozen=True)
 class InstallHint:
-    """The packages that provide a compiler, per package manager."""
+    """The packages that provide a compiler, per package manager. ``dnf_note`` says what the
+    RPM route really gives (RHEL has versioned gcc-toolset-N packages, but one clang only)."""
 
     label: str
     apt: tuple[str, ...]
     dnf: tuple[str, ...]
+    dnf_note: str = ""
 
     def command(self, os_id: str = "") -> str:
         """The install command for this host's family of distributions (both when unknown)."""
-        apt = f"apt-get install {' '.join(self.apt)} (Debian/Ubuntu)"
-        dnf = f"dnf install {' '.join(self.dnf)} (RHEL/Rocky/Alma; then scl enable)"
+        apt = f"apt-get install {' '.join(dict.fromkeys(self.apt))} (Debian/Ubuntu)"
+        dnf = f"dnf install {' '.join(dict.fromkeys(self.dnf))} ({self.dnf_note})"
         if os_id in _RPM_IDS:
             return dnf
         return apt if os_id in {"debian", "ubuntu"} else f"{apt} or {dnf}"
 
 
 def install_hint(family: Family, major: int) -> InstallHint:
+    # RHEL 8/9 package GCC Toolset N as gcc-toolset-N, and clang only as the unversioned
+    # "clang" of their LLVM Toolset (https://access.redhat.com/support/policy/updates/
+    # rhel-app-streams-life-cycle): there is no clang-N or llvm-toolset-N package to name.
     if family == "gcc":
         return InstallHint(
-            f"gcc-{major}", (f"gcc-{major}", f"g++-{major}"), (f"gcc-toolset-{major}",)
+            f"gcc-{major}",
+            (f"gcc-{major}", f"g++-{major}"),
+            (f"gcc-toolset-{major}",),
+            f"RHEL/Rocky/Alma 8+; then scl enable gcc-toolset-{major} bash",
         )
-    return InstallHint(f"clang-{major}", (f"clang-{major}",), (f"llvm-toolset-{major}",))
+    return InstallHint(
+        f"clang-{major}",
+        (f"clang-{major}",),
+        ("clang",),
+        f"RHEL/Rocky/Alma: one clang version per release, which may not be {major}",
+    )
 
 
 def install_compiler(

@@ -20,10 +20,14 @@ class FakeExecutor(Executor):
 
     name = "fake"
 
-    def __init__(self, programs: set[str], free_gib: float = 100.0) -> None:
+    def __init__(
+        self, programs: set[str], free_gib: float = 100.0, answers: dict[str, str] | None = None
+    ) -> None:
         self.programs = programs
         self.free_gib = free_gib
         self.ran: list[list[str]] = []
+        # program name -> stdout of a query; a Python answers sys.executable and X.Y
+        self.answers = answers or {}
 
     def environment(self) -> dict[str, str]:
         return {"PATH": "/usr/bin"}
@@ -53,7 +57,13 @@ class FakeExecutor(Executor):
     ) -> subprocess.CompletedProcess[str]:
         args = [str(a) for a in argv]
         self.ran.append(args)
-        return subprocess.CompletedProcess(args, 0, f"{Path(args[0]).name} version 1.0\n", "")
+        name = Path(args[0]).name
+        if name in self.answers:
+            code, _, text = self.answers[name].partition(":")
+            return subprocess.CompletedProcess(args, int(code), text, text)
+        if args[1:2] == ["-c"]:
+            return subprocess.CompletedProcess(args, 0, f"/opt/real/{name}\n3.11\n", "")
+        return subprocess.CompletedProcess(args, 0, f"{name} version 1.0\n", "")
 
     def copy_in(self, src: Path, dest: Path) -> None:
         raise NotImplementedError
@@ -85,7 +95,7 @@ def test_everything_found(plan: BuildPlan, tmp_path: Path) -> None:
     ex = FakeExecutor({*ALL, "python3.11"})
     tools = preflight(ex, plan, ex.environment(), tmp_path)
     assert (tools.cc, tools.cxx) == ("/usr/bin/gcc-12", "/usr/bin/g++-12")
-    assert tools.python == "/usr/bin/python3.11"
+    assert tools.python == "/opt/real/python3.11"  # what the interpreter says it is
     assert tools.cache == "/usr/bin/ccache"
     assert tools.versions["cmake"] == "cmake version 1.0"
 
@@ -139,3 +149,74 @@ def test_install_deps_installs_the_missing_compiler_then_finds_it(
     monkeypatch.setattr("torchsmith.steps.preflight._install", fake_install)
     tools = preflight(ex, plan, ex.environment(), tmp_path, install_deps=True)
     assert installed == ["gcc-12"] and tools.cxx == "/usr/bin/g++-12"
+
+
+HOST_FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "host"
+
+
+def _with_compiler(plan: BuildPlan, label: str) -> BuildPlan:
+    return plan.model_copy(update={"compiler": Decision(value=label, origin="user", reason="t")})
+
+
+@pytest.mark.parametrize("root", ["/proc/nope", "/proc/self/status/x"])
+def test_unwritable_cache_root_is_named_not_blamed_on_disk_space(
+    plan: BuildPlan, root: str
+) -> None:
+    """New-user trial §3 #12: `--cache-root /proc/nope` said "only 0.0 GiB free"."""
+    ex = FakeExecutor({*ALL, "python3.11"}, free_gib=0.0)
+    with pytest.raises(HostError, match=f"cannot write to the cache root {root}") as info:
+        preflight(ex, plan, ex.environment(), Path(root))
+    assert "GiB free" not in str(info.value) and "--cache-root" in info.value.hint
+
+
+def test_cache_root_that_is_a_file(plan: BuildPlan, tmp_path: Path) -> None:
+    ex = FakeExecutor({*ALL, "python3.11"})
+    (tmp_path / "afile").write_text("x")
+    with pytest.raises(HostError, match=r"cannot write to the cache root .*afile: File exists"):
+        preflight(ex, plan, ex.environment(), tmp_path / "afile")
+
+
+def _debian(monkeypatch: pytest.MonkeyPatch) -> FakeExecutor:
+    monkeypatch.setattr("torchsmith.steps.preflight.os_release", lambda: ("debian", "12"))
+    policy = (HOST_FIXTURES / "apt-cache-policy.txt").read_text()
+    return FakeExecutor({"cmake", "ninja", "ccache", "python3", "apt-cache"}, answers={
+        "apt-cache": f"0:{policy}"
+    })  # fmt: skip
+
+
+def test_compiler_the_host_cannot_package_gets_no_apt_get_hint(
+    plan: BuildPlan, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """New-user trial §4 seed 000: `apt-get install gcc-6` on Debian 12, which has none."""
+    ex = _debian(monkeypatch)
+    with pytest.raises(HostError, match="compiler gcc-6") as info:
+        preflight(ex, _with_compiler(plan, "gcc-6"), ex.environment(), tmp_path)
+    hint = info.value.hint
+    assert "apt lists have no gcc-6 g++-6" in hint and "apt-get install" not in hint
+    assert "container backends are not implemented yet" in hint
+
+
+def test_compiler_the_host_packages_gets_one_install_line(
+    plan: BuildPlan, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """New-user trial §3 #13: `apt-get install clang-14 clang-14; RHEL: dnf install clang-14`."""
+    ex = _debian(monkeypatch)
+    with pytest.raises(HostError) as info:
+        preflight(ex, _with_compiler(plan, "clang-14"), ex.environment(), tmp_path)
+    hint = info.value.hint
+    assert "apt-get install clang-14 (Debian/Ubuntu)" in hint
+    assert "clang-14 clang-14" not in hint and "dnf" not in hint
+
+
+def test_python_that_cannot_run_is_refused_with_its_cause(plan: BuildPlan, tmp_path: Path) -> None:
+    """New-user trial §3 #9: the pyenv shim python3.10 passed preflight, then exited 127."""
+    shim = (HOST_FIXTURES / "pyenv-shim-fail.txt").read_text().replace("3.12", "3.11")
+    ex = FakeExecutor({*ALL, "python3.11"}, answers={"python3.11": f"127:{shim}"})
+    with pytest.raises(HostError, match=r"python3\.11 cannot run: pyenv: python3\.11: command not"):
+        preflight(ex, plan, ex.environment(), tmp_path)
+
+
+def test_python_of_another_version_is_refused(plan: BuildPlan, tmp_path: Path) -> None:
+    ex = FakeExecutor({*ALL, "python3"}, answers={"python3": "0:/usr/bin/python3.13\n3.13\n"})
+    with pytest.raises(HostError, match=r"python3 is Python 3\.13; the plan needs 3\.11"):
+        preflight(ex, plan, ex.environment(), tmp_path)
