@@ -1,5 +1,5 @@
 """A small knowledge base for planner logic tests (facts copied from the real KB's sources;
-the logic, not the data, is under test here — tests/unit/test_plan_seeds.py uses the real KB)."""
+the logic, not the data, is under test here — tests/unit/planner/test_seeds.py uses the real KB)."""
 
 from __future__ import annotations
 

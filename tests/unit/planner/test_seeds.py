@@ -1,7 +1,7 @@
 """Snapshot tests: each seed scenario's spec (examples/) planned against the real knowledge base
 and a host-facts file recorded on the CI machine kind (tests/fixtures/plan/host-ci.json, written
 by `torchsmith host --json`). Update after a deliberate change with
-``TORCHSMITH_UPDATE_SNAPSHOTS=1 pytest tests/unit/test_plan_seeds.py``."""
+``TORCHSMITH_UPDATE_SNAPSHOTS=1 pytest tests/unit/planner/test_seeds.py``."""
 
 from __future__ import annotations
 
