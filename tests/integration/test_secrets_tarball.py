@@ -13,11 +13,7 @@ import hashlib
 import http.server
 import io
 import os
-import shutil
-import ssl
-import subprocess
 import tarfile
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -32,15 +28,12 @@ from torchsmith.steps.context import effective_env
 from torchsmith.steps.publish import publish_manifest
 from torchsmith.workspace import prepare_workspace
 
+from .https_server import serve_https
+
 CANARY = "CANARYpw7f3a9"
 SIG = "CANARYsig0c1d"
 REDIS = f"redis://:{CANARY}-redis@cache.example:6379/0"
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
-
-pytestmark = pytest.mark.skipif(
-    shutil.which("curl") is None or shutil.which("openssl") is None,
-    reason="needs curl and openssl",
-)
 
 
 def _tarball() -> bytes:
@@ -95,26 +88,9 @@ class _Handler(http.server.BaseHTTPRequestHandler):
 @pytest.fixture
 def https_server(tmp_path: Path) -> Iterator[tuple[int, Path]]:
     """(port, CA file) of an HTTPS server on 127.0.0.1 serving the tarball; stopped after."""
-    cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
-    subprocess.run(
-        ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
-         "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1",
-         "-keyout", str(key), "-out", str(cert)],
-        check=True, capture_output=True,
-    )  # fmt: skip
     _Handler.body, _Handler.seen_argv, _Handler.auth_ok, _Handler.paths = _tarball(), [], [], []
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
-    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-    context.load_cert_chain(cert, key)
-    server.socket = context.wrap_socket(server.socket, server_side=True)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield server.server_address[1], cert
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join()
+    with serve_https(_Handler, tmp_path) as served:
+        yield served
 
 
 def _plan(location: str) -> BuildPlan:

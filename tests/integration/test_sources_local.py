@@ -203,9 +203,10 @@ def test_tarball_from_a_url_with_a_stale_partial_download(
 ) -> None:
     import functools
     import http.server
-    import threading
 
     from torchsmith.sources.git import cache_key
+
+    from .https_server import serve_https
 
     served = tmp_path / "www"
     served.mkdir()
@@ -213,21 +214,16 @@ def test_tarball_from_a_url_with_a_stale_partial_download(
     with tarfile.open(archive, "w:gz") as tar:
         tar.add(real_subset / "c10", arcname="pytorch-1.13.1/c10")
     handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(served))
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        url = f"http://127.0.0.1:{server.server_address[1]}/pytorch-1.13.1.tar.gz"
+    with serve_https(handler, tmp_path) as (port, ca):
+        url = f"https://127.0.0.1:{port}/pytorch-1.13.1.tar.gz"
+        env = {**_env(tmp_path), "CURL_CA_BUNDLE": str(ca)}
         cache = tmp_path / "cache"
         # a download cut earlier left a partial file; this server cannot resume (no ranges)
-        tree = fetch_source(_plan("tarball", url), cache, _env(tmp_path))
+        tree = fetch_source(_plan("tarball", url), cache, env)
         download = cache / "tarball" / cache_key(url, "") / "download"
         (download / "pytorch-1.13.1.tar.gz").unlink()
         (download / "pytorch-1.13.1.tar.gz.part").write_bytes(archive.read_bytes()[:1000])
-        again = fetch_source(_plan("tarball", url), cache, _env(tmp_path))
-    finally:
-        server.shutdown()
-        server.server_close()
+        again = fetch_source(_plan("tarball", url), cache, env)
     assert tree.identity == again.identity == sha256_file(archive)
     assert (again.root / "c10" / "CMakeLists.txt").is_file()
     assert not (download / "pytorch-1.13.1.tar.gz.part").exists()
