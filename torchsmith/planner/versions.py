@@ -165,6 +165,12 @@ def resolve_source(ctx: Ctx, torch: str) -> SourcePlan:
         )
     if kind == "debian":
         return _debian_source(ctx, torch)
+    if kind == "bundle" and "#sha256=" not in location:
+        ctx.warnings.append(
+            f"bundle {location} is not pinned: anyone who can replace the file chooses the source "
+            "built, and its identity is only claimed; give the 'bundle:FILE#sha256=HEX' value "
+            "`torchsmith source bundle` printed"
+        )
     ref = "" if kind == "path" else location
     return SourcePlan(
         kind=kind,

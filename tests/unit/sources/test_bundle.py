@@ -11,18 +11,21 @@ from pathlib import Path
 
 import pytest
 
+from tests.unit.planner.kb import ci_host, mini_kb
 from tests.unit.sources.archive_maker import ArchiveMaker
 from torchsmith import kb
 from torchsmith.errors import SourceError
 from torchsmith.hashing import sha256_file
+from torchsmith.plan import resolve
 from torchsmith.plan_model import SourcePlan
+from torchsmith.planner.support import KNOWLEDGE_ONLY
 from torchsmith.sources import fetch_source
 from torchsmith.sources.base import SourceTree
 from torchsmith.sources.bundle import bundle_manifest, bundle_spec, write_bundle
 from torchsmith.sources.bundle_format import MANIFEST
 from torchsmith.sources.bundle_write import BUNDLE_MTIME
 from torchsmith.sources.hashing import manifest_digest, tree_manifest
-from torchsmith.spec_sources import source_problems
+from torchsmith.spec_sources import resolve_spec, source_problems
 
 FORGED = "f" * 40
 KB_COMMIT = "c" * 40  # what a test knowledge base records for 1.13.1 (not a real commit)
@@ -198,3 +201,14 @@ def test_the_spec_accepts_a_pinned_bundle_and_checks_its_file(tmp_path: Path) ->
     (problem,) = source_problems(f"bundle:{tmp_path / 'missing.tar.gz'}#sha256={'ab' * 32}")
     assert "missing.tar.gz does not exist" in problem.what
     assert "#sha256=HEX" in problem.fix
+
+
+def test_the_plan_warns_about_an_unpinned_bundle(tmp_path: Path) -> None:
+    bundle = tmp_path / "b.tar.gz"
+    bundle.write_bytes(b"")
+    pinned = f"bundle:{bundle}#sha256={'ab' * 32}"
+    for source, warned in ((f"bundle:{bundle}", True), (pinned, False)):
+        spec = resolve_spec(cli={"torch": "2.5.1", "accelerator": "cpu", "source": source})
+        built = resolve(spec, mini_kb(), ci_host(), can=KNOWLEDGE_ONLY)
+        assert built.source.location == source.removeprefix("bundle:")
+        assert any("is not pinned" in w for w in built.warnings) is warned
