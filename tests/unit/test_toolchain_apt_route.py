@@ -1,7 +1,7 @@
 """The apt CUDA provider never installs a foreign Debian suite into the host (security review
 H2): as root with --install-deps it installs only Debian packages of the host's own suite
-(VERSION_CODENAME), with the host's own sources and never removing anything; everything else is
-unpacked into the cache with dpkg -x. Private sources lists accept Debian's archive key only (L7).
+(VERSION_CODENAME), never removing anything; everything else is unpacked into the cache with
+dpkg -x. Private sources lists accept Debian's archive key only (L7).
 """
 
 from __future__ import annotations
@@ -68,13 +68,18 @@ def test_dash_y_only_ever_with_the_hosts_own_suite(cuda: str, host: HostFacts) -
         assert (host.os_id, host.os_codename) == ("debian", SUITES[cuda])
 
 
-def test_install_argv_uses_the_hosts_sources_and_removes_nothing() -> None:
+def test_install_argv_removes_nothing_and_uses_only_the_private_suite_lists() -> None:
     debs = [Path("/c/debs/nvidia-cuda-dev_11.8_amd64.deb")]
-    argv = apt.install_argv(debs)
+    argv = apt.install_argv(Path("/c/apt"), debs)
     assert argv == [
-        "apt-get", "install", "-y", "--no-remove", "--no-install-recommends", debs[0],
+        "apt-get",
+        "-oDir::Etc::SourceList=/c/apt/sources.list",
+        "-oDir::Etc::SourceParts=/dev/null",
+        "-oDir::State::Lists=/c/apt/lists",
+        "install", "-y", "--no-remove", "--no-install-recommends", debs[0],
     ]  # fmt: skip
-    assert not any(str(a).startswith("-oDir::") for a in argv)  # no private (foreign) lists
+    # that private list names one suite only, which route() allows only when it is the host's
+    assert apt.sources_list("bookworm").split()[3] == "bookworm"
 
 
 def test_unpack_argv_is_dpkg_x_into_the_cache() -> None:

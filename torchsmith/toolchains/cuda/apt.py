@@ -3,8 +3,8 @@
 Always: a private sources list (signed by Debian's archive key only) and state directory and
 ``apt-get download`` of the packages. Then ``dpkg -x`` into torchsmith's cache — no root needed,
 nothing on the system changes. Only as root with ``--install-deps`` on a Debian host whose own
-suite (``VERSION_CODENAME``) is the packages' suite are they installed, with the host's own apt
-sources: a foreign suite is never installed into a host (:func:`route`). Either way the result
+suite (``VERSION_CODENAME``) is the packages' suite are they installed (``--no-remove``): a
+foreign suite is never installed into a host (:func:`route`). Either way the result
 is laid out as a standard toolkit root (:mod:`.layout`), since Debian spreads CUDA over
 ``/usr/bin``, ``/usr/include``, ``/usr/lib/x86_64-linux-gnu`` and
 ``/usr/lib/nvidia-cuda-toolkit``."""
@@ -112,10 +112,13 @@ def route(suite: str, host: HostFacts, ctx: ProvideContext) -> Route:
     return Route("install", f"apt-get install into this Debian {suite} host (--install-deps)")
 
 
-def install_argv(debs: Sequence[Path]) -> list[str | Path]:
-    """apt-get install of downloaded packages of the host's own suite, with the host's own
-    sources for their dependencies; it aborts rather than remove any installed package."""
-    return ["apt-get", "install", "-y", "--no-remove", "--no-install-recommends", *debs]
+def install_argv(state: Path, debs: Sequence[Path]) -> list[str | Path]:
+    """apt-get install of the downloaded packages, their dependencies from the same private
+    lists (:func:`route` allows this only when that suite is the host's own: Debian's CUDA
+    packages need non-free, which the host's sources may lack); the system's dpkg state; it
+    aborts rather than remove any installed package."""
+    opts = apt_options(state)[:3]  # SourceList, SourceParts, Lists
+    return ["apt-get", *opts, "install", "-y", "--no-remove", "--no-install-recommends", *debs]
 
 
 def unpack_argv(deb: Path, prefix: Path) -> list[str | Path]:
@@ -183,7 +186,7 @@ class AptProvider:
     def _unpack(self, debs: list[Path], staging: Path, ctx: ProvideContext, how: Route) -> Path:
         if how.kind == "install":
             env = {**ctx.env, "DEBIAN_FRONTEND": "noninteractive"}
-            proc.run(install_argv(debs), env=env, log_path=ctx.log_path)
+            proc.run(install_argv(staging / "apt", debs), env=env, log_path=ctx.log_path)
             return Path("/")
         prefix = staging / "debroot"
         for deb in debs:
