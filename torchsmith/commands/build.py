@@ -59,7 +59,8 @@ def _with_diagnosis(exc: BuildError) -> BuildError:
 
 
 def _run(args: argparse.Namespace, env: dict[str, str]) -> BuildResult:
-    plan = resolve(spec_from_args(args, env), kbmod.load(), load_host(args))
+    host = load_host(args)
+    plan = resolve(spec_from_args(args, env), kbmod.load(), host)
     root = args.cache_root or default_cache_root(env)
     options = BuildOptions(
         cache_root=Path(root).expanduser().resolve(),
@@ -70,7 +71,7 @@ def _run(args: argparse.Namespace, env: dict[str, str]) -> BuildResult:
     reporter = make_reporter(out)
     try:
         with make_executor(plan.backend, env) as executor:
-            return run_build(plan, options, executor, reporter)
+            return run_build(plan, options, executor, reporter, host)
     except BuildError as exc:
         raise _with_diagnosis(exc) from exc
     finally:

@@ -39,7 +39,10 @@ def _cache_env(ctx: Ctx) -> list[EnvSetting]:
         "from the environment, whatever the release's setup.py forwards)"
     )
     env = [EnvSetting(name=v, value=ctx.spec.cache, reason=why) for v in CACHE_LAUNCHER_VARS]
-    pinned = "pinned off: torchsmith sets the launcher itself (docs/debian-source-builds.md §1.6: an unpinned USE_CCACHE "
+    pinned = (
+        "pinned off: torchsmith sets the launcher itself "
+        "(docs/debian-source-builds.md §1.6: an unpinned USE_CCACHE "
+    )
     env.append(by_option(ctx, "USE_CCACHE", False, pinned + "flips and rebuilds everything)"))
     return env
 

@@ -14,8 +14,9 @@ from torchsmith.planner.context import Ctx, decide
 
 GIB_PER_CXX_JOB = 2.0
 GIB_PER_NVCC_JOB = 4.0
-# Build-tree sizes. CPU: 1.13.1 Debian build/ = 0.59 GB (measured, docs/debian-source-builds.md §1.7); a full git
-# checkout with submodules and its build is ~10 GB. CUDA: + ~1.5 GB of objects per arch.
+# Build-tree sizes. CPU: 1.13.1 Debian build/ = 0.59 GB (measured,
+# docs/debian-source-builds.md §1.7); a full git checkout with submodules and its build is
+# ~10 GB. CUDA: + ~1.5 GB of objects per arch.
 DISK_SOURCE_GIT_GB = 3.0
 DISK_BUILD_CPU_GB = 8.0
 DISK_PER_ARCH_GB = 1.5

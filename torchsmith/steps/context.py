@@ -11,6 +11,7 @@ from pathlib import Path
 
 from torchsmith.backends.base import Executor
 from torchsmith.errors import BuildError, InterruptError, ToolError
+from torchsmith.host.model import HostFacts
 from torchsmith.plan_model import BuildPlan
 from torchsmith.report.progress import Reporter
 from torchsmith.workspace import Workspace
@@ -34,6 +35,8 @@ class BuildContext:
     executor: Executor
     reporter: Reporter
     options: BuildOptions
+    host: HostFacts
+    """The facts the plan was made with (travel with it: never probed again while building)."""
     timings: dict[str, float] = field(default_factory=dict)
 
     @property

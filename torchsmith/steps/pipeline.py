@@ -13,6 +13,7 @@ from typing import Any, get_args
 from typing_extensions import assert_never
 
 from torchsmith.backends.base import Executor
+from torchsmith.host.model import HostFacts
 from torchsmith.plan_model import BuildPlan, StepName
 from torchsmith.report.progress import Reporter
 from torchsmith.steps import (
@@ -88,13 +89,16 @@ def run_build(
     options: BuildOptions,
     executor: Executor,
     reporter: Reporter,
+    host: HostFacts,
+    *,
     steps: Mapping[str, StepFn] = STEPS,
 ) -> BuildResult:
-    """Build ``plan``: a wheel in the output directory, or the targets of a partial build."""
+    """Build ``plan`` (made with ``host``'s facts): a wheel in the output directory, or the
+    targets of a partial build."""
     env = executor.environment()
     tools = preflight(executor, plan, env, options.cache_root, options.install_deps)
     workspace = prepare_workspace(options.cache_root, plan, tools.versions, reporter.message)
-    ctx = BuildContext(plan, workspace, executor, reporter, options)
+    ctx = BuildContext(plan, workspace, executor, reporter, options, host)
     state = BuildState(tools=tools, base_env=dict(env))
     try:
         execute(ctx, state, steps)

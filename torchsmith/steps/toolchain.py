@@ -8,8 +8,7 @@ import os
 from collections.abc import Mapping
 from pathlib import Path
 
-from torchsmith.errors import HostError
-from torchsmith.host.probe import probe_host
+from torchsmith.errors import InternalError
 from torchsmith.steps.context import BuildContext
 from torchsmith.steps.state import BuildState, Toolkit
 from torchsmith.toolchains.cuda.base import ProvideContext
@@ -23,15 +22,13 @@ def provision(ctx: BuildContext, base: Mapping[str, str]) -> Toolkit:
     cuda, provider = ctx.plan.cuda.value, ctx.plan.toolkit.value
     if cuda is None:
         return Toolkit(dict(base), None)
-    if provider == "container":
-        raise HostError(
-            f"the plan takes CUDA {cuda} from a container image, and the container backend is "
-            "not part of this torchsmith yet",
-            "use a CUDA version a local provider supplies (`torchsmith plan` names them), or "
-            "install the toolkit and pass --toolkit system",
+    if provider is None or provider == "container":  # refused at plan time (planner/support)
+        raise InternalError(
+            f"the plan's CUDA {cuda} toolkit provider is {provider!r}, which this pipeline "
+            "cannot run",
+            "plan again with this torchsmith; report this as a bug if it persists",
         )
     with ctx.stage(STAGE, f"CUDA {cuda} toolkit from {provider}"):
-        host = probe_host(base, ctx.options.cache_root)
         pctx = ProvideContext(
             cache_root=ctx.options.cache_root / "toolchains",
             env=base,
@@ -40,7 +37,7 @@ def provision(ctx: BuildContext, base: Mapping[str, str]) -> Toolkit:
             is_root=os.geteuid() == 0,
             runner=ctx.executor,
         )
-        record = provider_named(str(provider)).provide(str(cuda), host, pctx)
+        record = provider_named(provider).provide(cuda, ctx.host, pctx)
     return Toolkit(toolkit_build_env(record, base), record.model_dump(mode="json"))
 
 

@@ -72,7 +72,7 @@ def make_rig(tmp_path: Path, verify: bool = True, **cli: Any) -> Rig:
     env = executor.environment()
     tools = preflight(executor, plan, env, options.cache_root)
     workspace = prepare_workspace(options.cache_root, plan, tools.versions, reporter.message)
-    ctx = BuildContext(plan, workspace, executor, reporter, options)  # type: ignore[arg-type]
+    ctx = BuildContext(plan, workspace, executor, reporter, options, ci_host())  # type: ignore[arg-type]
     return Rig(ctx, BuildState(tools=tools, base_env=env), executor, reporter, tree)
 
 

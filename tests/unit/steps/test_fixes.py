@@ -19,7 +19,7 @@ FIX = PlannedFix(
 def test_a_patch_is_applied_once_and_recorded(rig: Rig) -> None:
     ctx = rig.ctx.__class__(
         rig.ctx.plan.model_copy(update={"fixes": [FIX]}),
-        rig.ctx.workspace, rig.ctx.executor, rig.ctx.reporter, rig.ctx.options,
+        rig.ctx.workspace, rig.ctx.executor, rig.ctx.reporter, rig.ctx.options, rig.ctx.host,
     )  # fmt: skip
     for step in (source.run_fetch, source.run_copy, environment.run):
         step(ctx, rig.state)

@@ -57,7 +57,7 @@ def _plan(tmp_path: Path, **cli: Any) -> BuildPlan:
 def _build(tmp_path: Path, plan: BuildPlan, verify: bool = True) -> tuple[Any, RecordingExecutor]:
     options = BuildOptions(tmp_path / "cache", tmp_path / "dist", verify=verify)
     executor = RecordingExecutor()
-    return run_build(plan, options, executor, Quiet()), executor
+    return run_build(plan, options, executor, Quiet(), ci_host()), executor
 
 
 def test_partial_build_runs_exactly_the_planned_steps(tmp_path: Path) -> None:
