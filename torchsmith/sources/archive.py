@@ -232,7 +232,7 @@ def safe_extract(
     top-level entry they are in). Nothing is written when a member is refused."""
     _empty_dest(dest)
     try:
-        with tarfile.open(archive) as tar:
+        with _open(archive) as tar:
             entries = read_entries(tar, limits)
             check_tree(entries, limits, only)
             for entry in entries:
@@ -245,6 +245,17 @@ def safe_extract(
         ) from exc
     except (tarfile.TarError, EOFError, OSError, UnicodeError) as exc:
         raise SourceError(f"cannot unpack {archive}: {exc}", "fetch the archive again") from exc
+
+
+def _open(archive: Path) -> tarfile.TarFile:
+    try:
+        return tarfile.open(archive)
+    except tarfile.ReadError as exc:
+        raise SourceError(
+            f"{archive} is not a tar archive (plain, gzip, bzip2 or xz)",
+            "give a .tar, .tar.gz, .tar.bz2 or .tar.xz file (`torchsmith source bundle` writes "
+            "a .tar.gz; a zip is not supported)",
+        ) from exc
 
 
 def single_top_dir(dest: Path, ignore: frozenset[str] = frozenset()) -> Path:

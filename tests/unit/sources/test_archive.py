@@ -159,3 +159,16 @@ def test_a_truncated_archive_is_a_clean_error(tmp_path: Path) -> None:
     archive.write_bytes(archive.read_bytes()[:1024])
     with pytest.raises(SourceError, match="cannot unpack"):
         safe_extract(archive, tmp_path / "dest")
+
+
+def test_a_zip_or_random_bytes_name_the_real_problem(tmp_path: Path, filter_state: str) -> None:
+    """Trial §3 #3: on Debian's Python a zip given as bundle: was reported as a missing filter."""
+    import zipfile
+
+    with zipfile.ZipFile(tmp_path / "plain.zip", "w") as zf:
+        zf.writestr("a.txt", "x")
+    (tmp_path / "random.bin").write_bytes(bytes(range(256)) * 20)
+    for name in ("plain.zip", "random.bin"):
+        with pytest.raises(SourceError, match="is not a tar archive") as info:
+            safe_extract(tmp_path / name, tmp_path / f"dest-{name}")
+        assert "zip is not supported" in info.value.hint
