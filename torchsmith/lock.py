@@ -37,6 +37,9 @@ class DirLock:
             os.close(self._fd)
             self._fd = None
 
+    def __del__(self) -> None:  # a workspace dropped without release(): free the lock too
+        self.release()
+
     def __enter__(self) -> DirLock:
         return self
 

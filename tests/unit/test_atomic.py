@@ -124,3 +124,10 @@ def test_a_waiting_run_says_whom_it_waits_for(tmp_path: Path) -> None:
     ):
         lock.acquire(tmp_path, "the entry", wait_s=0.2, say=said.append)
     assert said == [f"waiting up to 0 s for the entry, in use by pid {os.getpid()}"]
+
+
+def test_a_dropped_lock_is_released(tmp_path: Path) -> None:
+    held = lock.acquire(tmp_path, "the entry")
+    assert held.held
+    del held
+    assert lock.acquire(tmp_path, "the entry", wait_s=0).held
