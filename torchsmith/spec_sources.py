@@ -18,6 +18,7 @@ from typing import Any, Literal, get_args, get_origin
 from pydantic import BaseModel, ValidationError
 
 from torchsmith.errors import Problem, SpecError
+from torchsmith.redact import redact_url
 from torchsmith.spec import BuildSpec
 
 if sys.version_info >= (3, 11):
@@ -242,7 +243,7 @@ def _validation_problems(exc: ValidationError, origins: Mapping[str, Origin]) ->
         message = str(err["msg"]).removeprefix("Value error, ")
         problems.append(
             Problem(
-                f"{message} (value {err.get('input')!r} from {origin})",
+                redact_url(f"{message} (value {err.get('input')!r} from {origin})"),
                 "see `torchsmith plan --help` or docs/options.md",
                 field=key,
             )
@@ -266,7 +267,8 @@ def _tarball_problem(location: str) -> str | None:
     if target.startswith("https://"):
         return None
     if "://" in target:
-        return f"tarball:{location}: only https:// URLs are fetched (a tarball is code you run)"
+        shown = redact_url(location)
+        return f"tarball:{shown}: only https:// URLs are fetched (a tarball is code you run)"
     found = _path_problem("tarball", target, want_dir=False)
     return found and f"{found}, and it is not an https:// URL either"
 

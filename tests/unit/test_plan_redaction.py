@@ -42,3 +42,19 @@ def test_rotating_the_token_keeps_the_plan_hash(capsys: pytest.CaptureFixture[st
     rotated = TARBALL.replace("CANARY-pw", "new-pw").replace("CANARY-sig", "new-sig")
     second = json.loads(_plan(capsys, "--source", f"tarball:{rotated}", "--json"))
     assert first["plan_hash"] == second["plan_hash"]
+
+
+@pytest.mark.parametrize(
+    "flags",
+    [
+        ("--source", "tarball:http://alice:CANARY-pw@h.example/t.tar.gz"),
+        ("--source", "tarball:ftp://bob:CANARY@m.example/t.tgz?token=CANARY"),
+    ],
+)
+def test_spec_errors_show_no_credentials(
+    flags: tuple[str, ...], capsys: pytest.CaptureFixture[str]
+) -> None:
+    args = ["plan", "--torch", "2.5.1", "--cpu", "--host-facts", str(HOST), *flags]
+    assert main(args) != 0
+    said = capsys.readouterr()
+    assert "CANARY" not in said.out + said.err
