@@ -23,7 +23,10 @@ def expected_identity(tree: SourceTree, kb: KnowledgeBase) -> tuple[str, str] | 
 
 
 def check_identity(tree: SourceTree, kb: KnowledgeBase) -> str:
-    """'checked' / 'unknown to the KB'; raises SourceError on a mismatch."""
+    """'checked' / 'unknown to the KB'; raises SourceError on a mismatch. A bundle's original
+    source was checked by the bundle provider itself (``bundle_identity``)."""
+    if tree.kind == "bundle" and "bundle_identity" in tree.details:
+        return tree.details["bundle_identity"]
     expected = expected_identity(tree, kb)
     if expected is None:
         return "not recorded in the knowledge base"

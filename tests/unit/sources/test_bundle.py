@@ -100,6 +100,7 @@ def test_a_git_bundle_is_checked_against_the_kb_commit(
     pinned = _fetch(tmp_path, f"{good}#sha256={digest}")
     assert pinned.identity == KB_COMMIT
     assert "matches the knowledge base (commit)" in pinned.details["bundle_identity"]
+    assert pinned.details["identity_check"] == pinned.details["bundle_identity"]
     assert _fetch(tmp_path, str(good)).identity == f"claimed:{KB_COMMIT}"  # not pinned
     forged = tmp_path / "forged.tar.gz"
     digest = write_bundle(_tree(tmp_path / "b"), forged)
