@@ -121,3 +121,35 @@ def test_probe_ignores_a_torch_package_in_the_working_directory(
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     probe_python(sys.executable, env)
     assert not canary.exists()
+
+
+def test_env_with_a_plan_checks_that_plans_needs(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """New-user trial §3 #10/#11: a plan asking for MKL on a host without it, and a build
+    directory that does not exist, were "no problem found"."""
+    from torchsmith.doctor.envprobe import find_library
+
+    assert main(["plan", "--torch", "2.5.1", "--cpu", "--enable", "mkl", "--json"]) == 0
+    plan = tmp_path / "plan.json"
+    plan.write_text(capsys.readouterr().out)
+    missing = tmp_path / "not" / "there"
+    argv = ["doctor", "--env", "--json", "--manifest", str(plan), "--disk", str(missing)]
+    code = main(argv)
+    problems = {p["id"]: p for p in json.loads(capsys.readouterr().out)["env"]["problems"]}
+    assert "disk-path" in problems and code != 0
+    has_mkl = find_library("mkl", dict(os.environ), subprocess.getoutput("/sbin/ldconfig -p"))
+    assert ("plan-mkl-missing" in problems) == (has_mkl is None)
+
+
+def test_engine_that_does_not_answer_is_named(tmp_path: Path) -> None:
+    from tests.resources import require_tool
+    from torchsmith.doctor.envprobe import engine_answer
+
+    assert engine_answer("docker", {"PATH": str(tmp_path)})[1] == (
+        "cannot run docker: No such file or directory"
+    )
+    docker = require_tool("docker", "apt-get install docker.io (the client is enough)")
+    env = {"PATH": str(Path(docker).parent), "DOCKER_HOST": f"unix://{tmp_path}/none.sock"}
+    answer, why = engine_answer("docker", env)
+    assert answer is None and why is not None and "Cannot connect to the Docker daemon" in why

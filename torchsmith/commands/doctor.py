@@ -26,9 +26,11 @@ from torchsmith.console import out, print_json, print_table, shown, table
 from torchsmith.doctor import Diagnosis, ErrorBlock, Finding, diagnose
 from torchsmith.doctor.context import load_context
 from torchsmith.doctor.envcheck import EnvProblem, check_all
-from torchsmith.doctor.envprobe import gather
+from torchsmith.doctor.envprobe import gather, gather_plan
+from torchsmith.doctor.plancheck import PlanNeeds, check_plan
 from torchsmith.doctor.ruledb import load_rules
 from torchsmith.errors import TorchsmithError, UsageError
+from torchsmith.verify.expect import load_plan
 
 EXIT_OK, EXIT_CAUSE, EXIT_UNKNOWN, EXIT_WARNINGS = 0, 20, 21, 22
 EPILOG = """exit codes:
@@ -130,20 +132,42 @@ def _diagnose_log(args: argparse.Namespace) -> tuple[int, dict[str, Any]]:
     return log_exit_code(diagnosis), data
 
 
+def _plan_needs(manifest: str | None) -> PlanNeeds | None:
+    """What the plan in ``--manifest`` (a plan --json file or a build manifest) needs; None
+    for a file without a plan (a spec, another tool's manifest: versions only)."""
+    if not manifest or not manifest.endswith(".json"):
+        return None
+    try:
+        return PlanNeeds.of(load_plan(Path(manifest)))
+    except UsageError:
+        return None
+
+
 def _check_env(args: argparse.Namespace) -> tuple[int, dict[str, Any]]:
     context = load_context(Path(args.manifest)) if args.manifest else {}
-    facts = gather(dict(os.environ), Path(args.disk), args.python, context.get("cuda"))
+    needs = _plan_needs(args.manifest)
+    env = dict(os.environ)
+    compiler = needs.compiler if needs and not needs.in_container else None
+    facts = gather(env, Path(args.disk), args.python, context.get("cuda"), compiler)
     try:
         kb: kbmod.KnowledgeBase | None = kbmod.load()
     except TorchsmithError:
         kb = None
-    problems = check_all(facts, kb)
+    plan = gather_plan(needs, env) if needs else None
+    problems = check_all(facts, kb, in_container=bool(needs and needs.in_container))
+    if plan is not None:
+        problems = sorted(
+            [*problems, *check_plan(facts, plan)], key=lambda p: p.severity != "error"
+        )
     if not args.json:
         _show_problems(problems)
-    return env_exit_code(problems), {
+    report = {
         "facts": facts.model_dump(mode="json"),
         "problems": [p.model_dump(mode="json") for p in problems],
     }
+    if plan is not None:
+        report["plan"] = plan.model_dump(mode="json")
+    return env_exit_code(problems), report
 
 
 def _list_rules(args: argparse.Namespace) -> int:

@@ -70,6 +70,13 @@ class EnvFacts(_Frozen):
     realpaths: dict[str, str] = Field(default_factory=dict, description="entry -> resolved path")
     max_jobs: int | None = None
     target_cuda: str | None = Field(None, description="the CUDA the build is meant to use")
+    compiler: str | None = Field(
+        None, description="the plan's host compiler ('gcc-11'); None: the default gcc"
+    )
+    disk_path_problem: str | None = Field(
+        None, description="why the build directory cannot be used as given (missing, not writable)"
+    )
+    disk_path_creatable: bool = True
     python: PythonFacts | None = None
 
 
@@ -155,8 +162,11 @@ def _lookup(kb: KnowledgeBase, version: str) -> CudaRelease | TorchsmithError:
 
 
 def check_host_compiler(facts: EnvFacts, kb: KnowledgeBase) -> list[EnvProblem]:
-    """nvcc refuses a GCC newer than its release supports ('unsupported GNU version')."""
+    """nvcc refuses a GCC newer than its release supports ('unsupported GNU version'). With a
+    plan, its compiler is the one checked (a missing one is plancheck's to say)."""
     gccs = [c for c in facts.host.compilers if c.family == "gcc"]
+    if facts.compiler:
+        gccs = [c for c in gccs if c.label == facts.compiler]
     cuda = _build_cuda(facts)
     if cuda is None or not gccs:
         return []
@@ -178,8 +188,8 @@ def check_host_compiler(facts: EnvFacts, kb: KnowledgeBase) -> list[EnvProblem]:
         EnvProblem(
             id="nvcc-host-gcc-too-new",
             severity="error",
-            what=f"CUDA {version} accepts GCC up to {gcc_max}; the default compiler is "
-            f"GCC {gcc.version} ({gcc.cc})",
+            what=f"CUDA {version} accepts GCC up to {gcc_max}; the "
+            f"{'plan' if facts.compiler else 'default'} compiler is GCC {gcc.version} ({gcc.cc})",
             fix=fix,
             evidence=(nvcc, f"gcc {gcc.cc} {gcc.version}"),
             source=release.sources.get("gcc_max") or release.sources.get("*", ""),
@@ -262,8 +272,8 @@ def check_disk(
 ) -> list[EnvProblem]:
     """A build that runs out of disk fails hours in ('No space left on device')."""
     host = facts.host
-    if host.disk_free_gib >= warn_gib:
-        return []
+    if host.disk_free_gib >= warn_gib or not facts.disk_path_creatable:
+        return []  # a directory that cannot be made is check_disk_path's to say
     severity: Literal["error", "warning"] = "error" if host.disk_free_gib < error_gib else "warning"
     return [
         EnvProblem(
@@ -271,6 +281,23 @@ def check_disk(
             severity=severity,
             what=f"{host.disk_free_gib:.1f} GiB free at {host.disk_path}",
             fix=f"free space or build on a disk with at least {warn_gib:g} GiB free",
+            source=NOTES,
+        )
+    ]
+
+
+def check_disk_path(facts: EnvFacts) -> list[EnvProblem]:
+    """A build directory that does not exist is measured at its nearest parent; say so, and
+    make it an error when it cannot be made at all (/proc/..., a read-only parent)."""
+    if facts.disk_path_problem is None:
+        return []
+    severity: Literal["error", "warning"] = "warning" if facts.disk_path_creatable else "error"
+    return [
+        EnvProblem(
+            id="disk-path",
+            severity=severity,
+            what=f"{facts.host.disk_path}: {facts.disk_path_problem}",
+            fix="give --disk (or --cache-root) a directory you can write, on a disk with room",
             source=NOTES,
         )
     ]
@@ -364,17 +391,21 @@ def check_extensions(facts: EnvFacts) -> list[EnvProblem]:
 Check = Callable[[EnvFacts], list[EnvProblem]]
 
 
-def check_all(facts: EnvFacts, kb: KnowledgeBase | None) -> list[EnvProblem]:
-    """Every check; errors first."""
+def check_all(
+    facts: EnvFacts, kb: KnowledgeBase | None, in_container: bool = False
+) -> list[EnvProblem]:
+    """Every check, errors first; ``in_container``: the build's compiler is the image's, not
+    this machine's (its GPUs and driver still count)."""
     checks: list[Check] = [
         check_driver,
         check_ram_per_job,
         check_disk,
+        check_disk_path,
         check_cuda_paths,
         check_torch_installs,
         check_extensions,
     ]
     problems = [p for check in checks for p in check(facts)]
     if kb is not None:
-        problems += check_kb(facts, kb)
+        problems += check_gpu_archs(facts, kb) if in_container else check_kb(facts, kb)
     return sorted(problems, key=lambda p: p.severity != "error")

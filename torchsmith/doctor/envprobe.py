@@ -23,6 +23,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from torchsmith.doctor.envcheck import EnvFacts, PythonFacts
+from torchsmith.doctor.plancheck import PlanFacts, PlanNeeds
 from torchsmith.host.model import Compiler, CudaToolkit, HostFacts
 from torchsmith.proc import capture
 
@@ -146,11 +147,27 @@ def _nvcc(env: Mapping[str, str]) -> list[CudaToolkit]:
     return [CudaToolkit(root=root, nvcc=nvcc, version=found.group(1), origin="PATH")]
 
 
+def disk_path_state(path: Path) -> tuple[str | None, bool]:
+    """(what is wrong with ``path`` as a build directory or None, whether it can be made)."""
+    if path.is_dir():
+        writable = os.access(path, os.W_OK)
+        return (None, True) if writable else ("is not writable by this user", False)
+    if path.exists():
+        return "is not a directory", False
+    parent = next((p for p in path.parents if p.exists()), Path("/"))
+    try:
+        Path(tempfile.mkdtemp(prefix=".torchsmith-doctor-", dir=parent)).rmdir()
+    except OSError as exc:
+        return f"does not exist and cannot be made in {parent}: {exc.strerror or exc}", False
+    return f"does not exist (free space was measured at {parent}, where it would be made)", True
+
+
 def gather(
     env: Mapping[str, str],
     disk_path: Path,
     python: str | None,
     target_cuda: str | None = None,
+    compiler: str | None = None,
 ) -> EnvFacts:
     """Every fact ``torchsmith doctor --env`` checks. ``env`` is the build's environment."""
     path = tuple(p for p in env.get("PATH", "").split(os.pathsep) if p)
@@ -158,7 +175,11 @@ def gather(
     jobs = env.get("MAX_JOBS", "")
     home = env.get("CUDA_HOME") or env.get("CUDA_PATH") or None
     named = (*path, *ld, *([home] if home else []))
+    problem, creatable = disk_path_state(disk_path)
     return EnvFacts(
+        compiler=compiler,
+        disk_path_problem=problem,
+        disk_path_creatable=creatable,
         host=probe_host_facts(env, disk_path),
         path=path,
         ld_library_path=ld,
@@ -168,3 +189,53 @@ def gather(
         target_cuda=target_cuda,
         python=probe_python(python, env) if python else None,
     )
+
+
+# -- what a plan needs -------------------------------------------------------------------------
+_ENGINE_QUERY = {
+    "docker": ["docker", "info", "--format", "{{.ServerVersion}}"],
+    "apptainer": ["apptainer", "--version"],
+}
+# Where MKL and magma are found when they are not in the linker cache (Intel's and magma's
+# documented install prefixes; conda environments).
+_LIB_DIRS = {
+    "mkl": ("/opt/intel/oneapi/mkl/latest/lib", "/opt/intel/mkl/lib/intel64"),
+    "magma": ("/usr/local/magma/lib", "/opt/magma/lib"),
+}
+_LIB_FILES = {"mkl": "libmkl_rt.so", "magma": "libmagma.so"}
+_LIB_ENV = {"mkl": ("MKLROOT", "CONDA_PREFIX"), "magma": ("MAGMA_HOME", "CONDA_PREFIX")}
+
+
+def engine_answer(backend: str, env: Mapping[str, str]) -> tuple[str | None, str | None]:
+    """(the engine's answer, or None and why it gave none)."""
+    argv = _ENGINE_QUERY.get(backend)
+    if argv is None:
+        return None, f"no way known to ask {backend}"
+    try:
+        done = capture(argv, env=env, timeout=30)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return None, f"cannot run {argv[0]}: {getattr(exc, 'strerror', None) or exc}"
+    text = done.stdout.strip()
+    if done.returncode == 0 and text:
+        return text.splitlines()[0], None
+    why = next((line for line in done.stderr.splitlines() if line.strip()), "no output")
+    return None, f"`{' '.join(argv)}` exited with status {done.returncode}: {why.strip()}"
+
+
+def find_library(name: str, env: Mapping[str, str], ldconfig_text: str) -> str | None:
+    """Where the linker cache, a known prefix or the environment has ``name`` (mkl, magma)."""
+    file = _LIB_FILES[name]
+    if file in ldconfig_text:
+        return "ldconfig -p"
+    roots = [*_LIB_DIRS[name], *(f"{env[v]}/lib" for v in _LIB_ENV[name] if env.get(v))]
+    return next((f"{root}/{file}" for root in roots if Path(root, file).exists()), None)
+
+
+def gather_plan(needs: PlanNeeds, env: Mapping[str, str]) -> PlanFacts:
+    """The facts plancheck judges: the engine's answer and the math libraries found."""
+    answer, error = engine_answer(needs.backend, env) if needs.in_container else (None, None)
+    wanted = [n for n in ("mkl", "magma") if getattr(needs, n)] if not needs.in_container else []
+    ldconfig_path = shutil.which("ldconfig", path=f"{env.get('PATH', '')}:/usr/sbin:/sbin")
+    ldconfig = _output([ldconfig_path or "ldconfig", "-p"], env) if wanted else ""
+    found = {n: where for n in wanted if (where := find_library(n, env, ldconfig))}
+    return PlanFacts(needs=needs, engine_answer=answer, engine_error=error, libraries=found)
