@@ -58,3 +58,10 @@ def test_spec_errors_show_no_credentials(
     assert main(args) != 0
     said = capsys.readouterr()
     assert "CANARY" not in said.out + said.err
+
+
+def test_an_unpinned_tarball_is_warned_about(capsys: pytest.CaptureFixture[str]) -> None:
+    plan = json.loads(_plan(capsys, "--source", f"tarball:{TARBALL}", "--json"))
+    assert any("is not pinned" in w and "#sha256=" in w for w in plan["warnings"])
+    pinned = json.loads(_plan(capsys, "--source", f"tarball:{TARBALL}#sha256={'a' * 64}", "--json"))
+    assert not any("is not pinned" in w for w in pinned["warnings"])

@@ -11,6 +11,7 @@ from torchsmith.errors import UnknownEntryError
 from torchsmith.kb.models import Release
 from torchsmith.plan_model import CompanionPlan, Decision, SourcePlan
 from torchsmith.planner.context import Ctx, decide
+from torchsmith.redact import redact_url
 from torchsmith.spec import COMPANIONS
 
 PYTORCH_GIT = "https://github.com/pytorch/pytorch.git"
@@ -170,6 +171,11 @@ def resolve_source(ctx: Ctx, torch: str) -> SourcePlan:
             f"bundle {location} is not pinned: anyone who can replace the file chooses the source "
             "built, and its identity is only claimed; give the 'bundle:FILE#sha256=HEX' value "
             "`torchsmith source bundle` printed"
+        )
+    if kind == "tarball" and "#sha256=" not in location:
+        ctx.warnings.append(
+            f"tarball {redact_url(location)} is not pinned: the first download is trusted as it "
+            "is; add '#sha256=HEX' (the release tarball's sha256) to the location"
         )
     ref = "" if kind == "path" else location
     return SourcePlan(
