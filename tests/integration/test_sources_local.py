@@ -18,7 +18,7 @@ from torchsmith.errors import SourceError
 from torchsmith.hashing import sha256_file
 from torchsmith.plan_model import SourcePlan
 from torchsmith.sources import fetch_source
-from torchsmith.sources.bundle import write_bundle
+from torchsmith.sources.bundle import TREE, write_bundle
 from torchsmith.sources.debian import fetch_debian
 from torchsmith.sources.hashing import tree_manifest
 
@@ -162,7 +162,7 @@ def test_a_tampered_bundle_is_refused(real_subset: Path, tmp_path: Path) -> None
     with pytest.raises(SourceError, match="does not match its manifest"):
         fetch_source(_plan("bundle", str(bad)), tmp_path / "airgap", env)
     assert not (tmp_path / "airgap" / "bundle").exists() or not any(
-        (p / "tree").exists() for p in (tmp_path / "airgap" / "bundle").iterdir() if p.is_dir()
+        (p / TREE).exists() for p in (tmp_path / "airgap" / "bundle").iterdir() if p.is_dir()
     )
 
 

@@ -43,6 +43,8 @@ from torchsmith.sources.tarball import split_location
 __all__ = ["bundle_manifest", "bundle_spec", "fetch_bundle", "listing", "write_bundle"]
 
 CLAIMED = "claimed:"
+# Trees unpacked before every member was checked lived in "tree": never reuse one of those.
+TREE = "checked-tree"
 NOT_RECORDED = "not recorded in the knowledge base"
 
 
@@ -91,11 +93,11 @@ def _pinned_digest(bundle: Path, expected: str | None, on_line: LineCallback | N
 
 def _unpack(bundle: Path, dest: Path, on_line: LineCallback | None) -> None:
     _say(on_line, f"bundle: unpacking {bundle}")
-    stage = owned.staging_dir(dest, "tree")
+    stage = owned.staging_dir(dest, TREE)
     safe_extract(bundle, stage / "src", only={MANIFEST, SOURCE})
     manifest = read_manifest(stage / "src" / MANIFEST)
     verify_tree(stage / "src" / SOURCE, manifest.files)
-    owned.publish(stage, dest / "tree")
+    owned.publish(stage, dest / TREE)
 
 
 def _original(manifest: BundleManifest, root: Path) -> SourceTree:
@@ -141,10 +143,10 @@ def fetch_bundle(
     digest = _pinned_digest(bundle, expected, on_line)
     base = owned.claim(cache_root / "bundle", {"purpose": "unpacked source bundles"})
     dest = owned.claim(base / cache_key(str(bundle), digest), {"bundle": str(bundle)})
-    if not owned.is_owned(dest / "tree"):
+    if not owned.is_owned(dest / TREE):
         _unpack(bundle, dest, on_line)
-    manifest = read_manifest(dest / "tree" / "src" / MANIFEST)
-    root = dest / "tree" / "src" / SOURCE
+    manifest = read_manifest(dest / TREE / "src" / MANIFEST)
+    root = dest / TREE / "src" / SOURCE
     identity, how = checked_identity(manifest, root, pinned=expected is not None)
     details = {f"original:{k}": str(v) for k, v in manifest.details.items()}
     details |= {"bundle": str(bundle), "bundle_sha256": digest, "original_kind": manifest.kind}

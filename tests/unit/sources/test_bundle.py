@@ -19,9 +19,9 @@ from torchsmith.hashing import sha256_file
 from torchsmith.plan import resolve
 from torchsmith.plan_model import SourcePlan
 from torchsmith.planner.support import KNOWLEDGE_ONLY
-from torchsmith.sources import fetch_source
+from torchsmith.sources import fetch_source, owned
 from torchsmith.sources.base import SourceTree
-from torchsmith.sources.bundle import bundle_manifest, bundle_spec, write_bundle
+from torchsmith.sources.bundle import TREE, bundle_manifest, bundle_spec, write_bundle
 from torchsmith.sources.bundle_format import MANIFEST
 from torchsmith.sources.bundle_write import BUNDLE_MTIME
 from torchsmith.sources.hashing import manifest_digest, tree_manifest
@@ -213,3 +213,20 @@ def test_the_plan_warns_about_an_unpinned_bundle(tmp_path: Path) -> None:
         built = resolve(spec, mini_kb(), ci_host(), can=KNOWLEDGE_ONLY)
         assert built.source.location == source.removeprefix("bundle:")
         assert any("is not pinned" in w for w in built.warnings) is warned
+
+
+def test_a_tree_unpacked_before_members_were_checked_is_not_reused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _kb_with_commit(monkeypatch, None)
+    out = tmp_path / "b.tar.gz"
+    digest = write_bundle(_tree(tmp_path), out)
+    tree = _fetch(tmp_path, f"{out}#sha256={digest}")
+    entry = tree.root.parents[2]
+    old = owned.claim(entry / "tree", {"staging_for": "tree"})  # the old layout's name
+    (old / "src" / "source").mkdir(parents=True)
+    (old / "src" / "source" / "setup.py").symlink_to("../payload.py")
+    owned.remove_owned(entry / TREE)
+    again = _fetch(tmp_path, f"{out}#sha256={digest}")
+    assert again.root == entry / TREE / "src" / "source"
+    assert not (again.root / "setup.py").is_symlink()
