@@ -84,6 +84,7 @@ def _expected(orig: Path) -> list[str]:
 
 
 @pytest.mark.slow  # unpacks the 109 MB orig tree: about 10 s
+@pytest.mark.network  # only the first run downloads the orig tarball (18 MB, then cached)
 def test_debian_12_system_python_unpacks_safely(
     tmp_path: Path, debian_pytorch_1131_orig: Path
 ) -> None:
