@@ -12,10 +12,10 @@ import io
 import json
 import os
 import tarfile
-import tempfile
 from pathlib import Path
 from typing import Any
 
+from torchsmith import atomic
 from torchsmith.hashing import sha256_file
 from torchsmith.proc import LineCallback
 from torchsmith.sources.base import SourceTree
@@ -69,13 +69,5 @@ def write_bundle(tree: SourceTree, out: Path, on_line: LineCallback | None = Non
     manifest = bundle_manifest(tree)
     if on_line is not None:
         on_line(f"bundle: {len(manifest['files'])} files from {tree.root}")
-    fd, name = tempfile.mkstemp(dir=out.parent, prefix=f".{out.name}.", suffix=".partial")
-    tmp = Path(name)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            _write(fh, manifest, tree.root)
-            os.fchmod(fh.fileno(), 0o644)
-        tmp.replace(out)
-    finally:
-        tmp.unlink(missing_ok=True)
+    atomic.write_with(out, lambda fh: _write(fh, manifest, tree.root), mode=0o644)
     return sha256_file(out)

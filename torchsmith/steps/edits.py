@@ -5,13 +5,12 @@ the planner's decision (:mod:`torchsmith.planner.fixes`)."""
 
 from __future__ import annotations
 
-import os
-import tempfile
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal, Protocol
 
+from torchsmith import atomic
 from torchsmith.errors import SourceError
 from torchsmith.kb.models import Fix, PatchEdit
 
@@ -112,15 +111,8 @@ def _plan(root: Path, fix_id: str, edits: Sequence[PatchEdit]) -> list[_FileChan
 
 
 def _write_atomic(path: Path, text: str) -> None:
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
-            handle.write(text)
-        Path(tmp).chmod(path.stat().st_mode & 0o7777)
-        Path(tmp).replace(path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    """Replace ``path``'s text atomically, keeping its mode (:mod:`torchsmith.atomic`)."""
+    atomic.write_text(path, text, mode=path.stat().st_mode & 0o7777)
 
 
 def apply_edits(root: Path, fix: FixLike, *, dry_run: bool = False) -> list[str]:
