@@ -11,8 +11,9 @@ from typing import Any
 
 from rich.table import Table
 
-from torchsmith.console import print_json, print_table, shown, table
+from torchsmith.console import err, print_json, print_table, shown, table
 from torchsmith.errors import UsageError
+from torchsmith.report.progress import make_reporter
 from torchsmith.verify import SmokeOptions, Verdict, load_plan, verify_artifact
 from torchsmith.verify.model import Check
 from torchsmith.verify.smoke import SmokeMode
@@ -48,15 +49,20 @@ def _handler(args: argparse.Namespace) -> int:
     if (args.wheel is None) == (args.python is None):
         raise UsageError("give either a wheel file or --python PATH", "torchsmith verify --help")
     plan = load_plan(Path(args.plan))
-    with tempfile.TemporaryDirectory(prefix="torchsmith-verify-") as tmp:
-        workdir = Path(args.workdir) if args.workdir else Path(tmp)
-        verdict = verify_artifact(
-            Path(args.wheel) if args.wheel else None,
-            plan,
-            dict(os.environ),
-            python=args.python,
-            smoke=_smoke(args, workdir),
-        )
+    reporter = make_reporter(err)  # on stderr: --json keeps stdout clean
+    try:
+        with tempfile.TemporaryDirectory(prefix="torchsmith-verify-") as tmp:
+            workdir = Path(args.workdir) if args.workdir else Path(tmp)
+            verdict = verify_artifact(
+                Path(args.wheel) if args.wheel else None,
+                plan,
+                dict(os.environ),
+                python=args.python,
+                smoke=_smoke(args, workdir),
+                reporter=reporter,
+            )
+    finally:
+        reporter.close()
     if args.json:
         data = verdict.model_dump(mode="json", exclude={"inspection"})
         print_json({**data, "passed": verdict.passed, "warnings": len(verdict.warnings)})

@@ -4,8 +4,11 @@ plan, then run smoke tests in a fresh environment. The build pipeline calls
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import time
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from torchsmith.errors import UsageError
 from torchsmith.inspect.installed import inspect_installed
@@ -16,6 +19,9 @@ from torchsmith.verify.compare import compare
 from torchsmith.verify.expect import Expectations, from_plan, load_plan
 from torchsmith.verify.model import Check, Verdict
 from torchsmith.verify.smoke import SmokeOptions, run_smoke
+
+if TYPE_CHECKING:
+    from torchsmith.report.progress import Reporter
 
 __all__ = [
     "Check",
@@ -41,21 +47,44 @@ def verify_artifact(
     *,
     python: str | None = None,
     smoke: SmokeOptions | None = None,
+    reporter: Reporter | None = None,
 ) -> Verdict:
     """Inspect ``wheel`` (or, with ``wheel=None``, the torch that ``python`` imports), diff it
     against ``plan``, and run the smoke tests when ``smoke`` is given. Never raises for a
-    mismatch: call :meth:`Verdict.raise_if_failed`."""
-    if wheel is not None:
-        inspection = inspect_wheel(wheel)
-    elif python is not None:
-        inspection = inspect_installed(python, env)
-    else:
+    mismatch: call :meth:`Verdict.raise_if_failed`. ``reporter`` hears the stages (inspect,
+    smoke) and each smoke step and result as it happens."""
+    if wheel is None and python is None:
         raise UsageError("verify needs a wheel or an interpreter (--python)")
+    with _stage(reporter, "inspect", str(wheel or f"the torch {python} imports")):
+        inspection = inspect_wheel(wheel) if wheel else inspect_installed(str(python), env)
     checks = verify_inspection(inspection, plan)
-    smoke_checks = run_smoke(wheel, smoke, env) if smoke is not None else []
+    smoke_checks: list[Check] = []
+    if smoke is not None:
+        with _stage(reporter, "smoke", f"smoke tests ({smoke.mode})"):
+            say = reporter.message if reporter is not None else _silent
+            smoke_checks = run_smoke(wheel, smoke, env, say)
     return Verdict(
         artifact=str(wheel or inspection.location),
         checks=checks,
         smoke=smoke_checks,
         inspection=inspection,
     )
+
+
+def _silent(_text: str) -> None:
+    return None
+
+
+@contextmanager
+def _stage(reporter: Reporter | None, name: str, what: str) -> Iterator[None]:
+    if reporter is None:
+        yield
+        return
+    reporter.stage_started(name, what)
+    start = time.monotonic()
+    note = "failed"
+    try:
+        yield
+        note = ""
+    finally:
+        reporter.stage_finished(name, time.monotonic() - start, note)

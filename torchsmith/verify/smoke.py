@@ -4,7 +4,7 @@ tests of :mod:`torchsmith.verify.smoke_script` — all through :mod:`torchsmith.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -15,6 +15,13 @@ from torchsmith.verify.model import Check
 from torchsmith.verify.smoke_script import SMOKE_SCRIPT
 
 MARK = "TORCHSMITH_SMOKE "
+Say = Callable[[str], None]
+
+
+def _quiet(_text: str) -> None:
+    return None
+
+
 SmokeMode = Literal["venv", "venv-system", "interpreter"]
 
 
@@ -52,18 +59,23 @@ def _link_base_site(base: str, venv: Path, env: Mapping[str, str]) -> None:
         (site_dir / "_torchsmith_base_site.pth").write_text("\n".join(dirs) + "\n")
 
 
-def _prepare(wheel: Path | None, opts: SmokeOptions, env: Mapping[str, str]) -> str:
+def _prepare(
+    wheel: Path | None, opts: SmokeOptions, env: Mapping[str, str], say: Say = _quiet
+) -> str:
     """The interpreter to test with (a fresh venv unless mode is 'interpreter')."""
     if opts.mode == "interpreter":
         return opts.python
     venv = opts.workdir / "venv"
     log = opts.workdir / "smoke.log"
     extra = ["--system-site-packages"] if opts.mode == "venv-system" else []
+    say(f"making a fresh venv from {opts.python} ({venv})")
     proc.run([opts.python, "-m", "venv", "--clear", *extra, venv], env=env, log_path=log)
     python = str(venv / "bin" / "python")
     if opts.mode == "venv-system":
         _link_base_site(opts.python, venv, env)
     if wheel is not None:
+        deps = "with its dependencies" if opts.deps else "without dependencies"
+        say(f"pip install {wheel.name} into it ({deps}; the longest part)")
         nodeps = [] if opts.deps else ["--no-deps"]
         argv: list[str | Path] = [
             python,
@@ -79,36 +91,51 @@ def _prepare(wheel: Path | None, opts: SmokeOptions, env: Mapping[str, str]) -> 
     return python
 
 
+def _check(line: str) -> Check:
+    data = json.loads(line.removeprefix(MARK))
+    return Check(
+        name=data["name"],
+        ok=data["ok"],
+        actual=data["detail"] if data["ok"] else "",
+        detail="" if data["ok"] else data["detail"],
+        seconds=data["seconds"],
+    )
+
+
 def _parse(lines: tuple[str, ...]) -> list[Check]:
-    checks = []
-    for line in lines:
+    return [_check(line) for line in lines if line.startswith(MARK)]
+
+
+def _each_result(say: Say) -> Callable[[str], None]:
+    """An ``on_line`` that says each smoke test's result as the script prints it."""
+
+    def on_line(line: str) -> None:
         if line.startswith(MARK):
-            data = json.loads(line.removeprefix(MARK))
-            checks.append(
-                Check(
-                    name=data["name"],
-                    ok=data["ok"],
-                    actual=data["detail"] if data["ok"] else "",
-                    detail="" if data["ok"] else data["detail"],
-                    seconds=data["seconds"],
-                )
-            )
-    return checks
+            check = _check(line.rstrip("\n"))
+            result = "ok" if check.ok else "FAILED"
+            say(f"  {check.name}: {result} ({check.seconds or 0:.1f} s)")
+
+    return on_line
 
 
-def run_smoke(wheel: Path | None, opts: SmokeOptions, env: Mapping[str, str]) -> list[Check]:
-    """One :class:`Check` per smoke test; set-up failures become a failed check, never a crash."""
+def run_smoke(
+    wheel: Path | None, opts: SmokeOptions, env: Mapping[str, str], say: Say = _quiet
+) -> list[Check]:
+    """One :class:`Check` per smoke test; set-up failures become a failed check, never a crash.
+    ``say`` hears each phase and each test's result as it happens (20-50 s in all)."""
     opts.workdir.mkdir(parents=True, exist_ok=True)
     try:
-        python = _prepare(wheel, opts, env)
+        python = _prepare(wheel, opts, env, say)
     except ToolError as exc:
         return [_failed("install", exc)]
+    say(f"running the smoke tests in {python}")
     done = proc.run(
         [python, "-c", SMOKE_SCRIPT, str(opts.workdir), opts.gpu],
         env=env,
         cwd=opts.workdir,
         log_path=opts.workdir / "smoke.log",
         check=False,
+        on_line=_each_result(say),
     )
     checks = _parse(done.tail)
     if done.returncode != 0 and all(c.ok for c in checks):
