@@ -13,7 +13,7 @@ import pytest
 from torchsmith.backends.local import LocalExecutor
 from torchsmith.errors import HostError
 from torchsmith.host.pythons import probe_pythons
-from torchsmith.steps.preflight import resolve_python
+from torchsmith.steps.preflight import plan_python, resolve_python
 
 FAIL = Path(__file__).resolve().parents[1] / "fixtures" / "host" / "pyenv-shim-fail.txt"
 VERSION = "{}.{}".format(*sys.version_info[:2])
@@ -63,3 +63,24 @@ def test_preflight_refuses_a_shim_that_cannot_run(tmp_path: Path) -> None:
     with pytest.raises(HostError, match=f"cannot run: pyenv: {NAME}: command not found"):
         resolve_python(LocalExecutor(env), shim, env, VERSION)
     assert os.access(shim, os.X_OK)
+
+
+def test_preflight_takes_the_version_pyenv_has_when_its_shim_cannot_run(tmp_path: Path) -> None:
+    """pyenv's layout: <root>/shims/python3.X fails (version not selected) while
+    <root>/versions/3.X.N/bin/python3.X is installed: the build uses the installed one."""
+    env = _failing(tmp_path)
+    root = tmp_path / "pyenv-root"
+    (root / "shims").mkdir(parents=True)
+    shim = root / "shims" / NAME
+    shim.write_text(SHIM)
+    shim.chmod(0o755)
+    (tmp_path / "bin" / NAME).rename(root / "shims" / "unused")
+    (root / "shims" / "pyenv").symlink_to(tmp_path / "bin" / "pyenv")
+    for patch in ("0", "11"):
+        installed = root / "versions" / f"{VERSION}.{patch}" / "bin"
+        installed.mkdir(parents=True)
+        (installed / NAME).symlink_to(sys.executable)
+    chosen = plan_python(LocalExecutor(env), str(shim), env, VERSION)
+    assert chosen == str(root / "versions" / f"{VERSION}.11" / "bin" / NAME)  # the newest
+    with pytest.raises(HostError, match="command not found"):
+        plan_python(LocalExecutor(env), str(tmp_path / "bin" / "pyenv"), env, VERSION)

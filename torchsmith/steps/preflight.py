@@ -14,6 +14,7 @@ from torchsmith.backends.base import Executor
 from torchsmith.errors import HostError
 from torchsmith.host.apt_policy import not_installable
 from torchsmith.host.probe import probe_host
+from torchsmith.host.pythons import version_key
 from torchsmith.host.system import os_release
 from torchsmith.plan_model import BuildPlan
 from torchsmith.steps.state import Toolchain
@@ -69,6 +70,29 @@ def resolve_python(ex: Executor, path: str, env: Mapping[str, str], want: str) -
     if want and version != want:
         raise HostError(f"{path} is Python {version}; the plan needs {want}", _PYTHON_HINT)
     return real or path
+
+
+def pyenv_installed(shim: str, want: str) -> str | None:
+    """For a pyenv shim (``<root>/shims/pythonX.Y``) whose version is installed but not
+    selected: the newest ``<root>/versions/X.Y.*/bin/pythonX.Y``."""
+    path = Path(shim)
+    if path.parent.name != "shims" or not want:
+        return None
+    found = path.parent.parent.glob(f"versions/{want}.*/bin/python{want}")
+    best = sorted(found, key=lambda p: version_key(p.parts[-3]))
+    return str(best[-1]) if best else None
+
+
+def plan_python(ex: Executor, path: str, env: Mapping[str, str], want: str) -> str:
+    """The real interpreter of the plan's Python; a pyenv shim that cannot run falls back to
+    the version pyenv has installed, else it is refused with its own words."""
+    try:
+        return resolve_python(ex, path, env, want)
+    except HostError:
+        installed = pyenv_installed(path, want)
+        if installed is None:
+            raise
+        return resolve_python(ex, installed, env, want)
 
 
 def _version(ex: Executor, argv: list[str], env: Mapping[str, str]) -> str:
@@ -184,7 +208,7 @@ def preflight(
     }
     if found["python"] is not None:
         want = "" if plan.source.kind == "debian" else str(plan.python.value or "")
-        found["python"] = resolve_python(ex, found["python"], env, want)
+        found["python"] = plan_python(ex, found["python"], env, want)
     cache_kind = plan.cache.value
     if cache_kind != "none":
         found[cache_kind] = ex.which(cache_kind, env)
