@@ -111,3 +111,18 @@ def test_static_markers_on_real_nccl(tmp_path: Path, nccl_wheel: Path) -> None:
     facts = read_elf(target)
     assert facts.markers == frozenset({"nccl", "cudart"})
     assert {"ncclCommInitRank", "cudaMalloc"} <= facts.defined
+
+
+@pytest.mark.slow
+def test_plan_json_round_trips_into_verify_of_the_real_wheel(
+    tmp_path: Path, cpu_torch_wheel: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """New-user trial §3 #2: `plan --json > p.json; verify WHEEL --plan p.json` was rc 2
+    (plan_hash: Extra inputs are not permitted)."""
+    assert main(["plan", "--torch", "2.13.0", "--cpu", "--json"]) == 0
+    plan = tmp_path / "p.json"
+    plan.write_text(capsys.readouterr().out)
+    code = main(["verify", str(cpu_torch_wheel), "--plan", str(plan), "--no-smoke", "--json"])
+    captured = capsys.readouterr()
+    assert code == 0, captured.err
+    assert "plan_hash" not in captured.err
