@@ -299,3 +299,21 @@ def test_probe_tools(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
         "docker": None,
     }
     assert warnings == ["`docker --version` gave no answer within 10 s"]
+
+
+def test_docker_without_a_daemon_is_said(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """New-user trial §2: `host` listed docker 28.2.2 with no hint that the daemon was down."""
+    exe(tmp_path / "docker")
+    no_daemon = (HOST / "docker-no-daemon.txt").read_text().strip()
+
+    def answer(args: list[str]) -> str:
+        if args[1:2] == ["version"]:
+            raise _run.ProbeError(f"`docker version` exited with status 1: {no_daemon}")
+        return (HOST / "docker-version.txt").read_text()
+
+    fake_query(monkeypatch, tools, answer)
+    found, warnings = tools.probe_tools({"PATH": str(tmp_path)}, ("docker",))
+    assert found["docker"].version == "28.2.2"
+    [warning] = warnings
+    assert warning.startswith("docker 28.2.2 is installed, but its daemon does not answer")
+    assert "Cannot connect to the Docker daemon" in warning

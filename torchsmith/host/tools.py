@@ -22,7 +22,20 @@ def probe_tool(name: str, path: Path, env: Mapping[str, str]) -> tuple[Tool, lis
         return Tool(name=name, path=str(path), version=None), [exc.message]
     version = parse.first_version(text)
     warnings = [] if version else [f"{path}: cannot read a version from `--version`"]
+    if name == "docker":
+        warnings += _docker_daemon(path, version, env)
     return Tool(name=name, path=str(path), version=version), warnings
+
+
+def _docker_daemon(path: Path, version: str | None, env: Mapping[str, str]) -> list[str]:
+    """A docker client without a daemon that answers cannot run a container build."""
+    try:
+        query([path, "version", "--format", "{{.Server.Version}}"], env, timeout=5)
+    except ProbeError as exc:
+        return [
+            f"docker {version or ''} is installed, but its daemon does not answer: {exc.message}"
+        ]
+    return []
 
 
 def probe_tools(
