@@ -66,11 +66,15 @@ def _show_block(block: ErrorBlock) -> None:
         out.print(f"  {ev.line:>9} | {ev.text}", markup=False, highlight=False)
 
 
+def _tags(f: Finding) -> str:
+    """'rule; category, stage', each said once ('install, install' read as a typo)."""
+    kinds = dict.fromkeys((f.category, f.stage))
+    return f"{f.rule_id}; {', '.join(k for k in kinds if k)}"
+
+
 def _show_finding(rank: int, f: Finding) -> None:
     colour = "red" if f.severity == "error" else "yellow"
-    out.print(
-        f"\n[bold {colour}]{rank}. {f.title}[/]  [dim]({f.rule_id}; {f.category}, {f.stage})[/]"
-    )
+    out.print(f"\n[bold {colour}]{rank}. {f.title}[/]  [dim]({_tags(f)})[/]")
     out.print(f"   cause: {f.cause}", markup=False)
     for ev in f.evidence:
         out.print(f"   line {ev.line}: {ev.text}", markup=False)

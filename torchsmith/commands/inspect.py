@@ -13,10 +13,22 @@ from rich.table import Table
 from torchsmith.console import print_json, print_table, shown, table
 from torchsmith.errors import UsageError
 from torchsmith.inspect import Inspection, inspect_artifact
+from torchsmith.inspect.model import Component
 
 
 def _mib(size: int) -> str:
     return f"{size / 2**20:,.1f} MiB"
+
+
+_UNRECORDED = "not recorded in the files"
+
+
+def _recorded(insp: Inspection, version: str | None, component: Component) -> str:
+    """A version the build recorded, else whether it is linked at all (the link rows say how)."""
+    if version:
+        return version
+    linked = any(link.component == component and link.mode != "none" for link in insp.linkage)
+    return f"version {_UNRECORDED} (linked: see link {component})" if linked else "—"
 
 
 def summary_table(insp: Inspection) -> Table:
@@ -31,8 +43,11 @@ def summary_table(insp: Inspection) -> Table:
         ("SASS", " ".join(insp.sass) or "—"),
         ("PTX", " ".join(insp.ptx) or "—"),
         ("kernel-specific targets", " ".join(insp.extra_archs) or "—"),
-        ("cuDNN / NCCL", f"{cfg.cudnn or '—'} / {cfg.nccl or '—'}"),
-        ("compiler / C++", f"{cfg.compiler or '?'} / {cfg.cxx_standard or '?'}"),
+        (
+            "cuDNN / NCCL",
+            f"{_recorded(insp, cfg.cudnn, 'cudnn')} / {_recorded(insp, cfg.nccl, 'nccl')}",
+        ),
+        ("compiler / C++", f"{cfg.compiler or '?'} / {cfg.cxx_standard or _UNRECORDED}"),
         ("C++11 ABI", f"{insp.cxx11_abi} ({insp.cxx11_abi_evidence})"),
         ("needs GLIBC / GLIBCXX / CXXABI", f"{insp.glibc} / {insp.glibcxx} / {insp.cxxabi}"),
         ("size", _mib(insp.sizes.total)),

@@ -69,7 +69,8 @@ def _decisions_table(plan: BuildPlan) -> Table:
 
 def _print_plan(plan: BuildPlan) -> None:
     src = plan.source
-    out.print(f"[bold]source[/]: {escape(f'{src.kind} {src.location} {src.ref}')}")
+    ref = f" {src.ref}" if src.ref and src.ref != src.location else ""  # a bundle: ref == path
+    out.print(f"[bold]source[/]: {escape(f'{src.kind} {src.location}{ref}')}")
     for comp in plan.companions:
         out.print(f"[bold]{comp.name}[/] {escape(f'{comp.version} ({comp.reason})')}")
     print_table(_decisions_table(plan))
