@@ -49,3 +49,15 @@ def test_plan_source_line_names_a_bundle_once(capsys: pytest.CaptureFixture[str]
     bundle = plan.source.model_copy(update={"kind": "bundle", "location": where, "ref": where})
     _print_plan(plan.model_copy(update={"source": bundle}))
     assert f"source: bundle {where}\n" in capsys.readouterr().out
+
+
+def test_env_problems_print_data_without_markup_or_escapes(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from torchsmith.commands.doctor import _show_problems
+    from torchsmith.doctor.envcheck import EnvProblem
+
+    what = "cannot run /opt/[bold]x\x1b]0;TITLE\x07: gone"
+    _show_problems([EnvProblem(id="t", severity="error", what=what, fix="f", evidence=(what,))])
+    text = capsys.readouterr().out
+    assert text.count("cannot run /opt/[bold]x: gone") == 2 and "\x1b" not in text

@@ -109,10 +109,10 @@ def _show_problems(problems: list[EnvProblem]) -> None:
         out.print("environment: no problem found")
     for p in problems:
         colour = "red" if p.severity == "error" else "yellow"
-        out.print(f"[bold {colour}]{p.severity}[/] {p.id}: {p.what}", highlight=False)
-        for ev in p.evidence:
-            out.print(f"    {ev}", markup=False)
-        out.print(f"    fix: {p.fix}", markup=False)
+        out.print(f"[bold {colour}]{p.severity}[/] {p.id}: {shown(p.what)}", highlight=False)
+        for ev in p.evidence:  # paths, tool output: data, printed without markup or controls
+            out.print(f"    {shown(ev)}", highlight=False)
+        out.print(f"    fix: {shown(p.fix)}", highlight=False)
         if p.source:
             out.print(f"    source: {p.source}", markup=False)
 
