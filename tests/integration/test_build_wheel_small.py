@@ -16,62 +16,9 @@ import pytest
 
 from torchsmith.cli import main
 
+from .small_tree import args, make_tree
+
 pytestmark = [pytest.mark.slow, pytest.mark.network]
-
-CMAKELISTS = """cmake_minimum_required(VERSION 3.13)
-project(fake C)
-add_library(fake SHARED a.c b.c c.c)
-set_target_properties(fake PROPERTIES LIBRARY_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/lib)
-"""
-SETUP_PY = """import os, shutil, subprocess, sys
-from setuptools import setup
-from setuptools.command.build_py import build_py
-
-HERE = os.path.dirname(os.path.abspath(__file__))
-BUILD = os.path.join(HERE, "build")
-if "--cmake-only" in sys.argv:
-    subprocess.check_call(["cmake", "-G", "Ninja", "-S", HERE, "-B", BUILD])
-    sys.exit(0)
-
-
-class Build(build_py):
-    def run(self):
-        subprocess.check_call(["cmake", "--build", BUILD])
-        super().run()
-        shutil.copy(os.path.join(BUILD, "lib", "libfake.so"), os.path.join(self.build_lib, "fake"))
-
-
-setup(
-    name="fake-torch",
-    version=os.environ["PYTORCH_BUILD_VERSION"],
-    packages=["fake"],
-    cmdclass={"build_py": Build},
-)
-"""
-PYPROJECT = (
-    '[build-system]\nrequires = ["setuptools", "wheel"]\nbuild-backend = "setuptools.build_meta"\n'
-)
-
-
-def make_tree(root: Path, broken: bool = False) -> Path:
-    (root / "fake").mkdir(parents=True)
-    (root / "fake" / "__init__.py").write_text("")
-    (root / "CMakeLists.txt").write_text(CMAKELISTS)
-    (root / "setup.py").write_text(SETUP_PY)
-    (root / "pyproject.toml").write_text(PYPROJECT)
-    for name in "abc":
-        body = "return x +" if broken and name == "b" else "return x + 1;"
-        (root / f"{name}.c").write_text(f"int fake_{name}(int x) {{ {body} }}\n")
-    return root
-
-
-def args(tree: Path, cache_root: Path, dist: Path, verify: bool = False) -> list[str]:
-    """The fake tree is no torch, so verification (inspect + smoke tests) is off by default."""
-    return [
-        "build", "--source", f"path:{tree}", "--cpu", "--torch", "2.5.1",
-        "--cache-root", str(cache_root), "--output-dir", str(dist),
-        *([] if verify else ["--no-verify"]),
-    ]  # fmt: skip
 
 
 def _manifest(dist: Path) -> dict[str, Any]:
