@@ -6,12 +6,37 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from torchsmith.report.ninja import NinjaStatus
+from torchsmith.report.progress import Reporter
 from torchsmith.steps.context import BuildContext
 from torchsmith.steps.state import BuildEnv, BuildState
 from torchsmith.verify import verify_artifact
 from torchsmith.verify.smoke import SmokeOptions
 
 STAGE = "verify"
+
+
+class _Within:
+    """The verifier's own stages (inspect, smoke) as messages inside the build's ``verify``
+    stage, so its 20-50 s of smoke tests are not silent."""
+
+    def __init__(self, outer: Reporter, stage: str) -> None:
+        self.outer, self.stage = outer, stage
+
+    def stage_started(self, name: str, what: str) -> None:
+        self.outer.message(f"{self.stage}: {name} — {what}")
+
+    def stage_finished(self, name: str, seconds: float, note: str = "") -> None:
+        self.outer.message(f"{self.stage}: {name} {note or 'done'} in {seconds:.1f} s")
+
+    def ninja(self, status: NinjaStatus) -> None:
+        self.outer.ninja(status)
+
+    def message(self, text: str) -> None:
+        self.outer.message(f"{self.stage}: {text}")
+
+    def close(self) -> None:
+        """The build's reporter is closed by the build."""
 
 
 def verify_wheel(
@@ -25,7 +50,8 @@ def verify_wheel(
             # the Debian route's wheel needs the system python3-* modules (numpy, yaml)
             mode="venv-system" if ctx.plan.source.kind == "debian" else "venv",
         )
-        verdict = verify_artifact(wheel, ctx.plan, benv.env, smoke=smoke)
+        reporter = _Within(ctx.reporter, STAGE)
+        verdict = verify_artifact(wheel, ctx.plan, benv.env, smoke=smoke, reporter=reporter)
         verdict.raise_if_failed()
     return {
         "passed": True,
