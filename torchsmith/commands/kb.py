@@ -10,7 +10,8 @@ from rich.markup import escape
 from rich.table import Table
 
 from torchsmith import kb as kbmod
-from torchsmith.console import out, print_json
+from torchsmith.console import print_json, print_table
+from torchsmith.console import table as console_table
 from torchsmith.kb.models import CudaRelease, Gpu, Release
 
 
@@ -73,9 +74,7 @@ def _cell(key: str, value: Any) -> str:
 
 
 def _table(title: str, data: dict[str, Any]) -> Table:
-    table = Table(title=title, show_header=False)
-    table.add_column("key", style="bold")
-    table.add_column("value")
+    table = console_table(title, "key", "value", show_header=False)
     for key, value in data.items():
         table.add_row(key, escape(_cell(key, value)))
     return table
@@ -85,7 +84,7 @@ def _show(args: argparse.Namespace, title: str, data: dict[str, Any]) -> int:
     if args.json:
         print_json(data)
     else:
-        out.print(_table(title, data))
+        print_table(_table(title, data))
     return 0
 
 
@@ -129,15 +128,14 @@ def _releases(args: argparse.Namespace) -> int:
     if args.json:
         print_json(rows)
         return 0
-    table = Table(title="torch releases")
-    for col in ("torch", "torchvision", "torchaudio", "torchtext", "python", "cuda"):
-        table.add_column(col)
+    cols = ("torch", "torchvision", "torchaudio", "torchtext", "python", "cuda")
+    table = console_table("torch releases", *cols)
     for r in rows:
         py = f"{r['python']['min']}–{r['python']['max']}"
         comp = [r[c] or "—" for c in ("torchvision", "torchaudio", "torchtext")]
         cuda = " ".join(r["cuda"]) or "cpu only"
         table.add_row(*(escape(str(c)) for c in (r["torch"], *comp, py, cuda)))
-    out.print(table)
+    print_table(table)
     return 0
 
 
