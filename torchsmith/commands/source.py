@@ -16,6 +16,7 @@ from torchsmith.proc import LineCallback
 from torchsmith.sources import fetch_source
 from torchsmith.sources.base import SourceTree
 from torchsmith.sources.bundle import bundle_spec, write_bundle
+from torchsmith.terminal import strip_terminal_codes
 
 
 def _cache_root(args: argparse.Namespace) -> Path:
@@ -43,7 +44,7 @@ def _progress(args: argparse.Namespace) -> LineCallback | None:
     if args.quiet:
         return None
     console = err if args.json else out
-    return lambda line: console.print(line, markup=False, highlight=False)
+    return lambda line: console.print(strip_terminal_codes(line), markup=False, highlight=False)
 
 
 def _tree_json(tree: SourceTree) -> dict[str, Any]:
@@ -63,7 +64,9 @@ def _handle_fetch(args: argparse.Namespace) -> int:
         print_json(_tree_json(tree))
     else:
         out.print(
-            f"{tree.kind} source {tree.version} at {tree.root}\nidentity {tree.identity}",
+            strip_terminal_codes(
+                f"{tree.kind} source {tree.version} at {tree.root}\nidentity {tree.identity}"
+            ),
             markup=False,
         )
     return 0
