@@ -24,8 +24,10 @@ StepName = Literal[
     "configure",
     "compile",
     "package",
+    "repair",
     "verify",
     "publish",
+    "install",
 ]
 """The steps the pipeline carries out, in the order they may appear in a plan. Work that happens
 inside a step (git submodules inside ``fetch``, ATen code generation inside ``configure`` and
@@ -112,6 +114,9 @@ class BuildPlan(_Frozen):
     targets: list[str]
     outputs: list[str]
     output_dir: str
+    install_python: str | None = Field(
+        None, description="the interpreter the 'install' output installs the wheel into"
+    )
     backend: Backend
     cache_dir: str | None = Field(
         None, description="compiler cache directory; None: <cache root>/<cache kind>"
@@ -125,9 +130,21 @@ class BuildPlan(_Frozen):
 
     def plan_hash(self) -> str:
         """A stable hash of everything that changes the build's result (URL credentials and
-        signatures masked: rotating a token does not force a rebuild)."""
+        signatures masked: rotating a token does not force a rebuild). The outputs, where they
+        go and the step list (which follows from the hashed decisions and the outputs) are left
+        out: asking for ``--output install`` as well reuses the same build."""
         data = redact_data(
-            self.model_dump(mode="json", exclude={"warnings", "output_dir", "outputs", "cache_dir"})
+            self.model_dump(
+                mode="json",
+                exclude={
+                    "warnings",
+                    "output_dir",
+                    "outputs",
+                    "cache_dir",
+                    "install_python",
+                    "steps",
+                },
+            )
         )
         text = json.dumps(data, sort_keys=True)
         return hashlib.sha256(text.encode()).hexdigest()[:16]

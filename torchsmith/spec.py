@@ -155,6 +155,11 @@ class BuildSpec(_Strict):
     cache_dir: str | None = Field(None, description="Compiler cache directory.")
     outputs: tuple[Output, ...] = Field(("wheel",), description="What the build produces.")
     output_dir: str = Field("dist", description="Where artifacts are published.")
+    install_python: str | None = Field(
+        None,
+        description="The interpreter the 'install' output installs the wheel into and verifies "
+        "it in ('/opt/venv/bin/python'); never the build's own environment.",
+    )
     backend: Backend = Field("local", description="Where the build runs.")
     build_version: str | None = Field(
         None, description="Version string baked into the wheel (PYTORCH_BUILD_VERSION)."
@@ -180,7 +185,8 @@ class BuildSpec(_Strict):
             return None
         text = value.strip().removeprefix("python").removeprefix("py")
         if not _PYTHON_RE.match(text):
-            raise ValueError(f"{value!r} is not a Python version like '3.11'")
+            hint = " (an interpreter to install into is install_python)" if "/" in text else ""
+            raise ValueError(f"{value!r} is not a Python version like '3.11'{hint}")
         return text
 
     @field_validator("build_version")

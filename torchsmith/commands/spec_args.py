@@ -104,6 +104,11 @@ def add_spec_arguments(parser: argparse.ArgumentParser) -> None:
     )
     g.add_argument("--output-dir")
     g.add_argument(
+        "--install-python",
+        metavar="PYTHON",
+        help="interpreter that --output install installs the wheel into and verifies it in",
+    )
+    g.add_argument(
         "--backend",
         choices=get_args(Backend),
         help=f"where the build runs (carried out today: {', '.join(sorted(PIPELINE.backends))})",
@@ -147,6 +152,7 @@ def cli_values(args: argparse.Namespace) -> tuple[dict[str, Any], list[Problem]]
         "cache_dir": args.cache_dir,
         "outputs": _csv(args.outputs),
         "output_dir": args.output_dir,
+        "install_python": args.install_python,
         "backend": args.backend,
         "build_version": args.build_version,
     }

@@ -104,10 +104,17 @@ def _plan(ctx: Ctx, can: Capabilities) -> BuildPlan:
         targets=list(spec.targets),
         outputs=list(spec.outputs),
         output_dir=spec.output_dir,
+        install_python=spec.install_python,
         backend=spec.backend,
         steps=plan_steps(
             StepInputs(
-                source, cuda.value, toolkit.value, fixes, list(spec.targets), list(spec.outputs)
+                source,
+                cuda.value,
+                toolkit.value,
+                fixes,
+                list(spec.targets),
+                list(spec.outputs),
+                spec.install_python,
             )
         ),
         warnings=ctx.warnings,

@@ -18,6 +18,7 @@ class StepInputs:
     fixes: list[PlannedFix]
     targets: list[str]
     outputs: list[str]
+    install_python: str | None = None
 
 
 def _fetch(source: SourcePlan) -> list[PlanStep]:
@@ -52,12 +53,24 @@ def _finish(inputs: StepInputs) -> list[PlanStep]:
             PlanStep(name="compile", what=f"only CMake targets: {', '.join(inputs.targets)}"),
             PlanStep(name="publish", what="manifest of the partial build"),
         ]
-    return [
+    steps = [
         PlanStep(name="compile", what="every target, ninja"),
         PlanStep(name="package", what="torch wheel"),
+        PlanStep(name="repair", what=_repair_what(inputs.cuda)),
         PlanStep(name="verify", what="inspect the wheel against this plan; smoke tests"),
         PlanStep(name="publish", what=f"{', '.join(inputs.outputs)} + manifest, atomically"),
     ]
+    if "install" in inputs.outputs:
+        where = inputs.install_python or "(no interpreter given)"
+        steps.append(
+            PlanStep(name="install", what=f"pip install the wheel into {where}; smoke tests there")
+        )
+    return steps
+
+
+def _repair_what(cuda: str | None) -> str:
+    kept = "the driver" if cuda is None else "the driver and CUDA libraries"
+    return f"auditwheel: RPATHs $ORIGIN-relative, other libraries grafted, {kept} left external"
 
 
 def plan_steps(inputs: StepInputs) -> list[PlanStep]:

@@ -20,9 +20,11 @@ ISSUES = {
     "companion": "companion libraries are planned but not yet built (the `companion` step)",
     "container": "builds in a container (docker, podman, buildah, apptainer) are not carried "
     "out yet",
-    "output": "only wheels are produced yet (conda packages, images and installs are planned "
-    "outputs of later versions)",
-    "repair": "wheels are not yet repaired (RPATHs onto the nvidia-* pip packages)",
+    "output": "only wheels and installs are produced yet (conda packages and images are "
+    "planned outputs of later versions)",
+    "pip-deps": "the knowledge base records no nvidia-* wheel versions for a release's CUDA "
+    "(the official wheels' Requires-Dist pins), so a wheel cannot declare honest nvidia-* "
+    "dependencies nor load them from site-packages yet",
 }
 
 
@@ -35,12 +37,16 @@ class Capabilities:
     steps: frozenset[str]
     companions: bool = False
     repair: bool = False
+    """Wheels are repaired (auditwheel: $ORIGIN RPATHs, driver/CUDA sonames left external)."""
+    pip_deps: bool = False
+    """``linking.cuda = pip-deps``: Requires-Dist on nvidia-* wheels, RPATHs into them."""
 
 
 PIPELINE = Capabilities(
     backends=frozenset({"local"}),
-    outputs=frozenset({"wheel"}),
+    outputs=frozenset({"wheel", "install"}),
     steps=frozenset(get_args(StepName)),
+    repair=True,
 )
 """What ``torchsmith build`` runs today."""
 
@@ -50,6 +56,7 @@ KNOWLEDGE_ONLY = Capabilities(
     steps=frozenset(get_args(StepName)),
     companions=True,
     repair=True,
+    pip_deps=True,
 )
 """Everything the spec can express: for tests of the planner's knowledge (what a plan *would*
 hold), never for a build."""
@@ -60,9 +67,10 @@ def refuse_unsupported(ctx: Ctx, can: Capabilities, linking_cuda: object) -> Non
     _backend(ctx, can)
     _outputs(ctx, can)
     _companions(ctx, can)
-    if linking_cuda == "pip-deps" and not can.repair:
+    _install(ctx)
+    if linking_cuda == "pip-deps" and not can.pip_deps:
         ctx.problem(
-            f"linking cuda=pip-deps: {ISSUES['repair']}",
+            f"linking cuda=pip-deps: {ISSUES['pip-deps']}",
             "link CUDA dynamically against the toolkit (--link cuda=dynamic) or statically "
             "(--link cuda=static)",
             "linking.cuda",
@@ -93,6 +101,25 @@ def _outputs(ctx: Ctx, can: Capabilities) -> None:
         ctx.problem(
             f"outputs {', '.join(missing)}: {ISSUES['output']}",
             f"ask for {' / '.join(sorted(can.outputs))} (--output wheel)",
+            "outputs",
+        )
+
+
+def _install(ctx: Ctx) -> None:
+    spec = ctx.spec
+    if "install" not in spec.outputs:
+        return
+    if spec.install_python is None and spec.backend == "local":  # an image has its own
+        ctx.problem(
+            "output install: no interpreter to install into was given",
+            "name it: --install-python /path/to/venv/bin/python (spec key install_python); "
+            "torchsmith never installs into its own build environment",
+            "install_python",
+        )
+    if spec.targets:
+        ctx.problem(
+            "output install with --target: a partial build makes no wheel to install",
+            "drop --target, or drop --output install",
             "outputs",
         )
 

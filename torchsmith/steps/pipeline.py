@@ -21,8 +21,10 @@ from torchsmith.steps import (
     configure,
     environment,
     fixes,
+    install,
     outputs,
     package,
+    repair,
     source,
     toolchain,
     verify,
@@ -54,10 +56,14 @@ def step_impl(name: StepName) -> StepFn:
             return compile.run
         case "package":
             return package.run
+        case "repair":
+            return repair.run
         case "verify":
             return verify.run
         case "publish":
             return outputs.run
+        case "install":
+            return install.run
         case _:
             assert_never(name)
 

@@ -73,8 +73,10 @@ class BuildState:
     fixes: list[dict[str, str]] = field(default_factory=list)
     compiled: CompileResult | None = None
     wheel: Path | None = None
+    repaired: dict[str, Any] | None = None
     verified: dict[str, Any] | None = None
     published: list[Path] = field(default_factory=list)
+    installed: dict[str, Any] | None = None
     manifest: dict[str, Any] = field(default_factory=dict)
     manifest_paths: list[Path] = field(default_factory=list)
     artifacts: list[dict[str, Any]] = field(default_factory=list)

@@ -47,7 +47,33 @@ def test_backend_the_pipeline_cannot_run_is_refused() -> None:
 
 def test_output_the_pipeline_cannot_make_is_refused() -> None:
     text = refusal(torch="2.5.1", accelerator="cpu", outputs=("wheel", "conda"))
-    assert "outputs conda: only wheels are produced yet" in text and "--output wheel" in text
+    assert "outputs conda: only wheels and installs are produced yet" in text
+    assert "--output wheel" in text
+
+
+def test_install_output_needs_an_interpreter() -> None:
+    text = refusal(torch="2.5.1", accelerator="cpu", outputs=("wheel", "install"))
+    assert "output install: no interpreter" in text and "--install-python" in text
+
+
+def test_install_output_plans_an_install_step_after_publish() -> None:
+    p = plan(torch="2.5.1", accelerator="cpu", outputs=("install",), install_python="/v/bin/python")
+    assert [s.name for s in p.steps][-4:] == ["repair", "verify", "publish", "install"]
+    assert "/v/bin/python" in p.steps[-1].what and p.install_python == "/v/bin/python"
+    assert p.plan_hash() == plan(torch="2.5.1", accelerator="cpu").plan_hash()  # same build
+
+
+def test_install_output_of_a_partial_build_is_refused() -> None:
+    text = refusal(torch="2.5.1", accelerator="cpu", outputs=("install",),
+                   install_python="/v/bin/python", targets=("c10",))  # fmt: skip
+    assert "partial build makes no wheel" in text
+
+
+def test_every_wheel_build_is_repaired_a_partial_build_is_not() -> None:
+    names = [s.name for s in plan(torch="2.5.1", accelerator="cpu").steps]
+    assert names.index("package") + 1 == names.index("repair") == names.index("verify") - 1
+    partial = plan(torch="2.5.1", accelerator="cpu", targets=("c10",))
+    assert "repair" not in [s.name for s in partial.steps]
 
 
 def test_companions_are_refused_until_the_companion_step_exists() -> None:
@@ -55,9 +81,10 @@ def test_companions_are_refused_until_the_companion_step_exists() -> None:
     assert "companions torchvision" in text and "drop --with" in text
 
 
-def test_a_step_the_pipeline_lacks_is_refused_repair_for_pip_deps() -> None:
+def test_pip_deps_is_refused_the_kb_records_no_nvidia_wheel_versions() -> None:
     text = refusal(torch="2.5.1", accelerator="12.4", gpus=("8.6",), **{"linking.cuda": "pip-deps"})
-    assert "linking.cuda" in text and "not yet repaired" in text
+    assert "linking.cuda" in text and "records no nvidia-* wheel versions" in text
+    assert "--link cuda=dynamic" in text
 
 
 def test_spec_key_toolkit_container_is_refused() -> None:

@@ -11,6 +11,8 @@ from pathlib import Path
 from torchsmith.backends.base import Executor
 from torchsmith.proc import Completed, LineCallback
 
+EMPTY_ZIP = b"PK\x05\x06" + bytes(18)
+"""A valid zip with no members (the repair step reads the wheel it is given)."""
 PROGRAMS = {"gcc-12", "g++-12", "cmake", "ninja", "ccache", "python3.11", "python3"}
 
 
@@ -41,7 +43,7 @@ class RecordingExecutor(Executor):
             if flag in args and "wheel" in " ".join(args):
                 out = Path(args[args.index(flag) + 1])
                 out.mkdir(parents=True, exist_ok=True)
-                (out / "torch-2.5.1+cpu-cp311-cp311-linux_x86_64.whl").write_bytes(b"PK\x05\x06")
+                (out / "torch-2.5.1+cpu-cp311-cp311-linux_x86_64.whl").write_bytes(EMPTY_ZIP)
         return Completed(tuple(args), 0, 0.0, log_path, (f"{Path(args[0]).name} version 1.0",))
 
     def capture(

