@@ -186,7 +186,8 @@ def resolve_compiler(ctx: Ctx, cuda: CudaRelease | None, refused: Refusal) -> De
         return decide(best.label, "host", f"newest gcc here that fits ({bound}): {best.cc}")
     major = _fallback_major(ctx, cuda, refused)
     ctx.warnings.append(
-        f"gcc-{major} is needed ({bound}) but not installed: "
-        f"apt-get install gcc-{major} g++-{major} (or build with --install-deps)"
+        f"gcc-{major} is needed ({bound}) but not installed here; where this distribution "
+        f"packages it: apt-get install gcc-{major} g++-{major}, or --install-deps "
+        f"(`apt-cache policy gcc-{major}` tells; `torchsmith build` checks before any work)"
     )
     return decide(f"gcc-{major}", "kb", f"{bound}; not installed here yet")

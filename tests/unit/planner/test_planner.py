@@ -200,3 +200,10 @@ def test_cuda_no_provider_can_supply_is_refused_naming_the_ways_out() -> None:
     assert "cuda-toolkit-11-7" in text  # NVIDIA's apt/dnf repository
     p = plan(torch="1.13.1", accelerator="11.7", gpus=("8.6",), backend="docker")
     assert p.toolkit.value == "container"
+
+
+def test_a_missing_compiler_is_not_promised_by_apt() -> None:
+    """New-user trial §4: the plan said `apt-get install gcc-6` on Debian 12, which has none."""
+    p = plan(torch="1.13.1", accelerator="11.8", gpus=("8.6",))  # the CI host has only gcc 12
+    note = next(w for w in p.warnings if "gcc-11 is needed" in w)
+    assert "where this distribution packages it" in note and "apt-cache policy gcc-11" in note
