@@ -47,8 +47,9 @@ setup(
 PYPROJECT = (
     '[build-system]\nrequires = ["setuptools", "wheel"]\nbuild-backend = "setuptools.build_meta"\n'
 )
-WHEEL = "fake_torch-2.5.1+cpu-py3-none-any.whl"
-MANIFEST = "fake_torch-2.5.1+cpu-py3-none-any.manifest.json"
+# The repair step's name: auditwheel 6.x measures glibc floor 2.5 for libfake.so (libc only)
+WHEEL = "fake_torch-2.5.1+cpu-py3-none-manylinux1_x86_64.manylinux_2_5_x86_64.whl"
+MANIFEST = WHEEL.removesuffix(".whl") + ".manifest.json"
 
 
 def big_source(name: str, elements: int) -> str:

@@ -16,7 +16,7 @@ import pytest
 
 from torchsmith.cli import main
 
-from .small_tree import args, make_tree
+from .small_tree import MANIFEST, WHEEL, args, make_tree
 
 pytestmark = [pytest.mark.slow, pytest.mark.network]
 
@@ -31,9 +31,9 @@ def test_builds_publishes_and_resumes(tmp_path: Path, capsys: pytest.CaptureFixt
     dist = tmp_path / "dist"
     argv = args(tree, tmp_path / "cache", dist)
     assert main(argv) == 0
-    wheel = dist / "fake_torch-2.5.1+cpu-py3-none-any.whl"
+    wheel = dist / WHEEL
     assert sorted(p.name for p in dist.iterdir()) == [
-        "fake_torch-2.5.1+cpu-py3-none-any.manifest.json",
+        MANIFEST,
         wheel.name,
     ]
     manifest = _manifest(dist)
@@ -56,9 +56,7 @@ def test_builds_publishes_and_resumes(tmp_path: Path, capsys: pytest.CaptureFixt
     again = _manifest(dist)
     assert again["ninja"]["edges_total"] == 0
     assert "configure" not in again["stages"]
-    assert sorted(p.name for p in dist.iterdir()) == sorted(
-        [wheel.name, "fake_torch-2.5.1+cpu-py3-none-any.manifest.json"]
-    )
+    assert sorted(p.name for p in dist.iterdir()) == sorted([wheel.name, MANIFEST])
 
 
 def test_a_compile_error_names_stage_line_and_log(

