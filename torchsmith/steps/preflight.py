@@ -95,6 +95,25 @@ def plan_python(ex: Executor, path: str, env: Mapping[str, str], want: str) -> s
         return resolve_python(ex, installed, env, want)
 
 
+def _check_install_target(
+    ex: Executor, plan: BuildPlan, env: Mapping[str, str], build_python: str
+) -> None:
+    """``--output install``: the named interpreter runs and is the Python the wheel is for
+    (checked now, not after the build)."""
+    if plan.install_python is None:
+        return
+    asked = ex.capture([build_python, "-c", _ASK_PYTHON], env=env, timeout=60).stdout.split()
+    want = str(plan.python.value or "") or (asked[-1] if asked else "")
+    try:
+        resolve_python(ex, plan.install_python, env, want)
+    except HostError as exc:
+        raise HostError(
+            f"--install-python: {exc.message}",
+            f"name an interpreter of Python {want or 'the build'} (the wheel is built for it), "
+            "or build for the target's version with --python X.Y",
+        ) from exc
+
+
 def _version(ex: Executor, argv: list[str], env: Mapping[str, str]) -> str:
     done = ex.run(argv, env=env, check=False)
     lines = [line for line in done.tail if line.strip()]
@@ -209,6 +228,7 @@ def preflight(
     if found["python"] is not None:
         want = "" if plan.source.kind == "debian" else str(plan.python.value or "")
         found["python"] = plan_python(ex, found["python"], env, want)
+        _check_install_target(ex, plan, env, found["python"])
     cache_kind = plan.cache.value
     if cache_kind != "none":
         found[cache_kind] = ex.which(cache_kind, env)

@@ -3,14 +3,18 @@ build environment), then verified there unless --no-verify."""
 
 from __future__ import annotations
 
+import subprocess
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from tests.unit.steps.conftest import Rig, make_rig
+from tests.unit.steps.conftest import Rig, make_plan, make_rig, make_tree
+from tests.unit.steps.recording import RecordingExecutor
 from tests.unit.steps.test_package import _compiled
-from torchsmith.errors import BuildError
+from torchsmith.errors import BuildError, HostError
 from torchsmith.steps import install, outputs, package, repair
+from torchsmith.steps.preflight import preflight
 
 
 def test_install_commands_replace_the_same_version_then_resolve_dependencies() -> None:
@@ -51,3 +55,21 @@ def test_the_step_installs_the_published_wheel_into_the_named_interpreter(
         "verified": None,
     }
     assert any("not verified" in line for line in rig.reporter.lines)
+
+
+class OtherPython(RecordingExecutor):
+    """The target interpreter answers Python 3.10; every other one 3.11."""
+
+    def capture(self, argv: Any, **kw: Any) -> subprocess.CompletedProcess[str]:
+        if str(argv[0]) == "/u/bin/python":
+            return subprocess.CompletedProcess(argv, 0, "/u/bin/python\n3.10\n", "")
+        return super().capture(argv, **kw)
+
+
+def test_an_install_target_of_another_python_is_refused_before_the_build(tmp_path: Path) -> None:
+    plan = make_plan(make_tree(tmp_path), outputs=("install",), install_python="/u/bin/python")
+    executor = OtherPython()
+    with pytest.raises(HostError, match=r"--install-python: /u/bin/python is Python 3\.10") as info:
+        preflight(executor, plan, executor.environment(), tmp_path / "cache")
+    assert "--python X.Y" in info.value.hint
+    assert executor.ran == []  # nothing was built
