@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from torchsmith import __version__, lock
+from torchsmith import __version__, atomic, lock
 from torchsmith.atomic import write_json
 from torchsmith.errors import HostError
 from torchsmith.plan_model import BuildPlan
@@ -157,8 +157,11 @@ def _contents(root: Path) -> list[Path]:
 
 
 def _refuse_foreign(root: Path) -> None:
-    """Refuse a non-empty ``root`` without our info (checked before anything is written)."""
-    if read_info(root) is None and _contents(root):
+    """Refuse a non-empty ``root`` without our info (checked before anything is written). The
+    temporary of the info file itself (a run killed while writing it) does not count."""
+    info_temp = f".{INFO_NAME}{atomic.PARTIAL}"
+    others = [p for p in _contents(root) if not p.name.startswith(info_temp)]
+    if read_info(root) is None and others:
         raise HostError(
             f"{root} exists but was not created by torchsmith; refusing to delete it",
             "move it away or choose another --cache-root",
@@ -210,7 +213,8 @@ def prepare_workspace(
     root = builds / plan_hash
     if not root.exists():
         say(_previous_plan_note(builds, root, plan) or f"new build dir {root}")
-    _refuse_foreign(root)
+    if not (root / lock.LOCK_NAME).is_file():  # with it: ours, maybe being made right now
+        _refuse_foreign(root)
     held = lock.acquire(root, f"the build directory of plan {plan_hash}", wait_s)
     try:
         return _reuse_or_create(Workspace(root, plan_hash, held), plan, tools, say)

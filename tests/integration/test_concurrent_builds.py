@@ -6,6 +6,7 @@ staging directory."""
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -125,3 +126,13 @@ def test_two_processes_fetch_one_tarball_at_once(tmp_path: Path) -> None:
     leftovers = list(cache.rglob("*.partial-*"))
     assert leftovers == []
     assert os.path.isdir(outputs[0][1])
+
+
+def test_two_processes_making_one_new_workspace_take_turns(tmp_path: Path) -> None:
+    """Neither sees the other's half-made directory as foreign: the second waits its turn."""
+    argv = [sys.executable, "-c", HOLDER, str(tmp_path), str(PLAN), "0.3"]
+    for _ in range(5):
+        children = [subprocess.Popen(argv, stdout=subprocess.PIPE, text=True) for _ in range(2)]
+        said = [child.communicate(timeout=60)[0] for child in children]
+        assert [child.returncode for child in children] == [0, 0], said
+        shutil.rmtree(tmp_path / "builds")

@@ -39,9 +39,15 @@ def ensure_owned(path: Path) -> None:
 def claim(path: Path, info: Mapping[str, Any]) -> Path:
     """Make ``path`` (marked as torchsmith's) or check that it already is torchsmith's."""
     ensure_owned(path)
-    path.mkdir(parents=True, exist_ok=True)  # another run may be claiming it at the same time
-    if not is_owned(path):
-        _write_info(path, {"created_by": "torchsmith", **info})
+    if path.exists():
+        return path
+    stage = atomic.temp_dir(path)  # made complete with its marker, then renamed into place:
+    _write_info(stage, {"created_by": "torchsmith", **info})  # never seen without the marker
+    try:
+        stage.rename(path)
+    except OSError:  # another run claimed it first (EEXIST/ENOTEMPTY): fine if it is ours
+        shutil.rmtree(stage)
+        ensure_owned(path)
     return path
 
 
