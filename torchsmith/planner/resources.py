@@ -56,3 +56,10 @@ def resolve_disk(ctx: Ctx, cuda: str | None, n_archs: int) -> Decision[Any]:
             f"{ctx.host.disk_path}: free space or use another --cache-root"
         )
     return decide(round(need, 1), "kb", reason)
+
+
+def jobs_after_oom(failed_jobs: int) -> int:
+    """The parallel jobs to retry with after a compiler was killed for memory at
+    ``failed_jobs``: the memory left could not carry that many jobs of this size, so half as
+    many (each job's need does not shrink; the fewer jobs, the more each may take)."""
+    return max(1, failed_jobs // 2)

@@ -3,6 +3,8 @@ and a record of each stage's wall time."""
 
 from __future__ import annotations
 
+import re
+import shutil
 import time
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
@@ -13,6 +15,7 @@ from torchsmith.backends.base import Executor
 from torchsmith.errors import BuildError, InterruptError, ToolError
 from torchsmith.host.model import HostFacts
 from torchsmith.plan_model import BuildPlan
+from torchsmith.planner.resources import GIB_PER_CXX_JOB, jobs_after_oom
 from torchsmith.report.progress import Reporter
 from torchsmith.workspace import Workspace
 
@@ -26,6 +29,17 @@ class BuildOptions:
     output_dir: Path
     install_deps: bool = False
     verify: bool = True
+
+
+@dataclass(frozen=True)
+class StageLimits:
+    """What a failed stage's error names when the machine ran out of disk or memory."""
+
+    workspace: Path
+    disk_gb: float
+    max_jobs: int
+    free_gb: float | None = None
+    """Free space of the workspace's file system when the stage failed."""
 
 
 @dataclass(frozen=True)
@@ -46,6 +60,10 @@ class BuildContext:
     def log(self, stage: str) -> Path:
         return self.workspace.log(stage)
 
+    def limits(self) -> StageLimits:
+        plan, root = self.plan, self.workspace.root
+        return StageLimits(root, plan.disk_gb.value, plan.max_jobs.value, free_gb(root))
+
     @contextmanager
     def stage(self, name: str, what: str) -> Iterator[None]:
         """Time a stage, show it, and turn a failed command into a :class:`BuildError` that
@@ -57,7 +75,7 @@ class BuildContext:
         except BuildError:
             raise
         except ToolError as exc:
-            raise stage_error(name, exc) from exc
+            raise stage_error(name, exc, self.limits()) from exc
         finally:
             seconds = time.monotonic() - start
             self.timings[name] = self.timings.get(name, 0.0) + seconds
@@ -80,13 +98,106 @@ def was_interrupted(exc: ToolError) -> bool:
     return signalled or any("interrupted by user" in line for line in exc.excerpt)
 
 
-def stage_error(stage: str, exc: ToolError) -> BuildError | InterruptError:
+_DISK_FULL = re.compile(r"No space left on device|ENOSPC|Disk quota exceeded")
+_NO_MEMORY = re.compile(
+    r"Killed signal terminated program|internal compiler error: Killed|"
+    r"out of memory allocating|virtual memory exhausted|cannot allocate memory|"
+    r"died due to signal 9|terminated with signal 9",
+    re.IGNORECASE,
+)
+_PATH = re.compile(r"(/[^\s:'\"`]+)")
+TAIL_LINES = 400
+NEARLY_FULL_GB = 0.25
+"""Less free than this where the build writes, and a failed stage is named disk full even
+without an ENOSPC line: a tool that cannot write often cannot write its message either
+(ccache, measured in tests/integration/test_reliability_disk.py, prints nothing)."""
+
+
+def failure_lines(exc: ToolError) -> tuple[str, ...]:
+    """The relevant lines and the end of the failed command's log (the cause of a disk or
+    memory failure is often not among the "first real error" lines)."""
+    try:
+        text = Path(exc.log_path).read_text(errors="replace") if exc.log_path else ""
+    except OSError:
+        text = ""
+    tail = text.splitlines()[-TAIL_LINES:]
+    return (*exc.excerpt, *tail)
+
+
+def first_match(pattern: re.Pattern[str], lines: tuple[str, ...]) -> str | None:
+    return next((line for line in lines if pattern.search(line)), None)
+
+
+def free_gb(path: Path) -> float | None:
+    """Free space of the file system holding ``path`` (or its nearest existing parent)."""
+    for candidate in (path, *path.parents):
+        if candidate.exists():
+            return shutil.disk_usage(candidate).free / 1e9
+    return None
+
+
+def disk_full_error(
+    stage: str, exc: ToolError, line: str | None, limits: StageLimits
+) -> BuildError:
+    found = _PATH.search(line.split("No space left", maxsplit=1)[0]) if line else None
+    path = found[1] if found else str(limits.workspace)
+    free = "unknown" if limits.free_gb is None else f"{limits.free_gb:.2f} GB"
+    said = "no space left on device" if line else "a tool could not write, not even its message"
+    return BuildError(
+        f"stage {stage!r} failed: disk full ({said}) writing {path}; "
+        f"the build needs about {limits.disk_gb:g} GB in {limits.workspace} "
+        f"({free} free there now)",
+        f"free at least {limits.disk_gb:g} GB on the file system of {limits.workspace} "
+        "(or use --cache-root on a larger disk; TMPDIR for /tmp), then run the same command "
+        "again: finished work is kept and the build resumes",
+        log_path=exc.log_path,
+        excerpt=real_error_lines(exc.excerpt) + ((line,) if line else ()),
+        returncode=exc.returncode,
+    )
+
+
+def nearly_full(limits: StageLimits) -> bool:
+    return limits.free_gb is not None and limits.free_gb < NEARLY_FULL_GB
+
+
+def memory_error(stage: str, exc: ToolError, line: str, limits: StageLimits) -> BuildError:
+    fit = jobs_after_oom(limits.max_jobs)
+    fix = (
+        f"run the same command with --max-jobs {fit} (another plan, so another build "
+        "directory: what was compiled comes back from the compiler cache)"
+        if fit < limits.max_jobs
+        else "already one job at a time: add RAM or swap, or stop other work on the machine"
+    )
+    return BuildError(
+        f"stage {stage!r} failed: a compiler ran out of memory ({line.strip()}) with "
+        f"{limits.max_jobs} parallel jobs (MAX_JOBS); {fit} would fit in the memory left",
+        f"{fix}; torchsmith budgets {GIB_PER_CXX_JOB:g} GiB per C++ job",
+        log_path=exc.log_path,
+        excerpt=real_error_lines(exc.excerpt),
+        returncode=exc.returncode,
+    )
+
+
+def resource_error(stage: str, exc: ToolError, limits: StageLimits) -> BuildError | None:
+    """A disk-full or out-of-memory failure said by name, or None."""
+    lines = failure_lines(exc)
+    disk = first_match(_DISK_FULL, lines)
+    if disk is not None or nearly_full(limits):
+        return disk_full_error(stage, exc, disk, limits)
+    memory = first_match(_NO_MEMORY, lines)
+    return None if memory is None else memory_error(stage, exc, memory, limits)
+
+
+def stage_error(
+    stage: str, exc: ToolError, limits: StageLimits | None = None
+) -> BuildError | InterruptError:
     if was_interrupted(exc):
         return InterruptError(
             f"stage {stage!r} was interrupted",
             "run the same command again: finished work is kept and the build resumes",
         )
-    return BuildError(
+    named = resource_error(stage, exc, limits) if limits is not None else None
+    return named or BuildError(
         f"stage {stage!r} failed: {exc.message}",
         exc.hint
         or "read the relevant lines and the full log; fix, then run the same command "
