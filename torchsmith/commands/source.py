@@ -21,9 +21,10 @@ from torchsmith.terminal import strip_terminal_codes
 
 def _cache_root(args: argparse.Namespace) -> Path:
     from torchsmith.commands.build import default_cache_root
+    from torchsmith.workspace import check_cache_root
 
     root = args.cache_root or default_cache_root(os.environ)
-    return Path(root).expanduser().resolve() / "sources"
+    return check_cache_root(Path(root).expanduser().resolve()) / "sources"
 
 
 def _fetch(args: argparse.Namespace) -> SourceTree:

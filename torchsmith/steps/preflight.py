@@ -19,6 +19,7 @@ from torchsmith.host.system import os_release
 from torchsmith.plan_model import BuildPlan
 from torchsmith.steps.state import Toolchain
 from torchsmith.toolchains.compiler import install_compiler, install_hint
+from torchsmith.workspace import check_cache_root
 
 _CXX = {"gcc": "g++", "clang": "clang++"}
 # What an interpreter is really (a pyenv shim is a shell script that picks one, or fails).
@@ -185,10 +186,12 @@ def _not_in_apt_lists(ex: Executor, packages: list[str], env: Mapping[str, str])
 
 
 def _check_cache_root(where: Path) -> None:
-    """The cache root must be a directory this user can write: make it (as the build will)
-    and a file in it. /proc/..., a read-only mount or a file are named as such."""
+    """The cache root must be a directory this user can write: make it (mode 0700; as root, one
+    others can write is refused: :func:`check_cache_root`) and a file in it. /proc/..., a
+    read-only mount or a file are named as such."""
     try:
-        where.mkdir(parents=True, exist_ok=True)
+        where.mkdir(mode=0o700, parents=True, exist_ok=True)
+        check_cache_root(where)
         with tempfile.TemporaryFile(dir=where):
             pass
     except OSError as exc:
