@@ -183,7 +183,12 @@ def _fetch_and_unpack(
     (dest / "download").mkdir(exist_ok=True)
     archive = _archive(location, dest / "download", env, on_line)
     info = owned.read_info(dest)
-    digest = _check_hash(archive, expected, info.get("sha256"))
+    try:
+        digest = _check_hash(archive, expected, info.get("sha256"))
+    except SourceError:
+        if is_url(location):
+            archive.unlink()  # our download, and wrong: the same command fetches it again
+        raise
     if info.get("sha256") != digest or not owned.is_owned(dest / "tree"):
         stage = owned.staging_dir(dest, "tree")
         safe_extract(archive, stage / "src")
