@@ -143,8 +143,9 @@ def fetch_bundle(
     digest = _pinned_digest(bundle, expected, on_line)
     base = owned.claim(cache_root / "bundle", {"purpose": "unpacked source bundles"})
     dest = owned.claim(base / cache_key(str(bundle), digest), {"bundle": str(bundle)})
-    if not owned.is_owned(dest / TREE):
-        _unpack(bundle, dest, on_line)
+    with owned.locked(dest, f"the bundle cache entry {dest.name}", on_line):
+        if not owned.is_owned(dest / TREE):
+            _unpack(bundle, dest, on_line)
     manifest = read_manifest(dest / TREE / "src" / MANIFEST)
     root = dest / TREE / "src" / SOURCE
     identity, how = checked_identity(manifest, root, pinned=expected is not None)

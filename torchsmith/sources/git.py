@@ -341,14 +341,15 @@ def fetch_git(
     expected = expected_commit(plan.ref, recorded_commit(plan), plan.git_mirror)
     base = owned.claim(cache_root / "git", {"purpose": "git clones"})
     dest = owned.claim(base / cache_key(plan.location, plan.ref), {"url": plan.location})
-    info = owned.read_info(dest)
     git = Git(dest / "tree", mirror_env(env, plan.git_mirror), on_line)
-    if info.get("complete") and (dest / "tree").is_dir():
-        commit, subs = info["commit"], dict(info.get("submodules", {}))
-        check_pin(plan.ref, commit, expected, f"the cached clone {dest}")
-    else:
-        commit, subs = _clone(git, plan, expected, jobs)
-        owned.update_info(dest, complete=True, commit=commit, submodules=subs)
+    with owned.locked(dest, f"the git clone {dest.name}", on_line):  # one writer per clone
+        info = owned.read_info(dest)
+        if info.get("complete") and (dest / "tree").is_dir():
+            commit, subs = info["commit"], dict(info.get("submodules", {}))
+            check_pin(plan.ref, commit, expected, f"the cached clone {dest}")
+        else:
+            commit, subs = _clone(git, plan, expected, jobs)
+            owned.update_info(dest, complete=True, commit=commit, submodules=subs)
     return SourceTree(
         kind="git",
         root=dest / "tree",

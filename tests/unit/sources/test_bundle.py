@@ -230,3 +230,27 @@ def test_a_tree_unpacked_before_members_were_checked_is_not_reused(
     again = _fetch(tmp_path, f"{out}#sha256={digest}")
     assert again.root == entry / TREE / "src" / "source"
     assert not (again.root / "setup.py").is_symlink()
+
+
+def test_unpacking_holds_the_cache_entrys_lock(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Security review M4: one writer per cache entry; another run cannot unpack beside it."""
+    from torchsmith import lock
+    from torchsmith.errors import HostError
+    from torchsmith.sources import bundle as bundle_mod
+
+    out = tmp_path / "b.tar.gz"
+    write_bundle(_tree(tmp_path, kind="path"), out)
+    unpack = bundle_mod._unpack
+    seen: list[str] = []
+
+    def while_locked(archive: Path, dest: Path, on_line: object) -> None:
+        with pytest.raises(HostError, match="in use"):
+            lock.acquire(dest, "a second writer", 0.0)
+        seen.append("refused")
+        unpack(archive, dest, on_line)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(bundle_mod, "_unpack", while_locked)
+    _fetch(tmp_path, str(out))
+    assert seen == ["refused"]
