@@ -141,14 +141,17 @@ def resolve_python(ctx: Ctx) -> Decision[Any]:
         return ctx.user("python", wanted)
     if rel is None:
         return decide(None, "default", "unknown torch release")
+    if ctx.spec.backend != "local":  # the build's Python is the image's, never this host's
+        why = f"newest Python torch {rel.torch} supports, for the {ctx.spec.backend} image"
+        return decide(rel.python_max, "kb", why)
     for py in ctx.host.pythons:
         if _minor(rel.python_min) <= _minor(py.minor) <= _minor(rel.python_max):
             return decide(py.minor, "host", f"{py.path} is Python {py.version}, supported")
     return decide(
         rel.python_max,
         "kb",
-        f"newest Python torch {rel.torch} supports (no supported interpreter found here; "
-        "it will be provisioned)",
+        f"newest Python torch {rel.torch} supports; no supported interpreter was found here, "
+        "so install it before building (`torchsmith build` checks first)",
     )
 
 

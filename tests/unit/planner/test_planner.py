@@ -9,7 +9,7 @@ import pytest
 
 from tests.unit.planner.kb import ci_host, gpu_host, mini_kb
 from torchsmith.errors import PlanError
-from torchsmith.host.model import HostFacts
+from torchsmith.host.model import HostFacts, PythonInfo
 from torchsmith.plan import BuildPlan, resolve
 from torchsmith.planner.support import KNOWLEDGE_ONLY
 from torchsmith.spec_sources import resolve_spec
@@ -207,3 +207,14 @@ def test_a_missing_compiler_is_not_promised_by_apt() -> None:
     p = plan(torch="1.13.1", accelerator="11.8", gpus=("8.6",))  # the CI host has only gcc 12
     note = next(w for w in p.warnings if "gcc-11 is needed" in w)
     assert "where this distribution packages it" in note and "apt-cache policy gcc-11" in note
+
+
+def test_a_container_build_never_takes_its_python_from_this_host() -> None:
+    """New-user trial §4 seed 002: planned Python 3.6 because this host has a pyenv 3.6."""
+    host = ci_host(pythons=[PythonInfo(path="/root/.pyenv/versions/3.6.15/bin/python3",
+                                        version="3.6.15")])  # fmt: skip
+    local = plan(host, torch="1.1.0", accelerator="cpu")
+    assert local.python.value == "3.6" and local.python.origin == "host"
+    p = resolve(resolve_spec(cli={"torch": "1.1.0", "accelerator": "cpu", "backend": "docker"}),
+                mini_kb(), host, can=KNOWLEDGE_ONLY)  # fmt: skip
+    assert p.python.value == "3.7" and p.python.origin == "kb" and "docker image" in p.python.reason
