@@ -8,11 +8,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from pydantic import ValidationError
 
 from tests.unit.steps.conftest import Rig, make_plan, make_rig, make_tree
 from tests.unit.steps.recording import RecordingExecutor
 from tests.unit.steps.test_package import _compiled
 from torchsmith.errors import BuildError, HostError
+from torchsmith.spec import BuildSpec
 from torchsmith.steps import install, outputs, package, repair
 from torchsmith.steps.preflight import preflight
 
@@ -73,3 +75,9 @@ def test_an_install_target_of_another_python_is_refused_before_the_build(tmp_pat
         preflight(executor, plan, executor.environment(), tmp_path / "cache")
     assert "--python X.Y" in info.value.hint
     assert executor.ran == []  # nothing was built
+
+
+def test_an_interpreter_path_given_as_the_python_version_points_to_install_python() -> None:
+    with pytest.raises(ValidationError, match="install_python"):
+        BuildSpec(python="/opt/venv/bin/python")
+    assert BuildSpec(install_python="/opt/venv/bin/python").python is None
