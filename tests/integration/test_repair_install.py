@@ -17,9 +17,18 @@ from typing import Any
 
 import pytest
 
+from tests.unit.planner.kb import ci_host
+from torchsmith.backends.local import LocalExecutor
 from torchsmith.cli import main
+from torchsmith.steps import install
+from torchsmith.steps.context import BuildContext, BuildOptions
+from torchsmith.steps.state import BuildState
+from torchsmith.verify import load_plan
+from torchsmith.workspace import prepare_workspace
 
 from .small_tree import args, make_tree
+
+PLANS = Path(__file__).resolve().parents[1] / "fixtures" / "inspect" / "plans"
 
 pytestmark = [pytest.mark.slow, pytest.mark.network]
 
@@ -144,3 +153,53 @@ def test_repaired_wheel_installs_into_a_fresh_venv_and_runs(
     assert ran.stdout.strip() == "42"
     no_driver = subprocess.run([python, "-c", RUN], capture_output=True, text=True, check=False)
     assert no_driver.returncode != 0 and "libcuda.so.1" in no_driver.stderr
+
+
+class Said:
+    def __init__(self) -> None:
+        self.lines: list[str] = []
+
+    def stage_started(self, name: str, what: str) -> None:
+        self.lines.append(f"start {name}: {what}")
+
+    def stage_finished(self, name: str, seconds: float, note: str = "") -> None:
+        self.lines.append(f"done {name} {note}".strip())
+
+    def message(self, text: str) -> None:
+        self.lines.append(text)
+
+    def ninja(self, status: Any) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+
+# proc.run leaves the child's stdout pipe for the garbage collector (as in test_inspect_wheels)
+@pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")
+def test_install_step_verifies_the_real_torch_wheel_in_the_named_interpreter(
+    tmp_path: Path, cpu_torch_wheel: Path
+) -> None:
+    """The `install` step for real: the official torch 2.13.0+cpu wheel, as if published, is
+    pip-installed into a venv this test makes, then inspected and smoke-tested *there*."""
+    venv = tmp_path / "user-venv"
+    subprocess.run([sys.executable, "-m", "venv", venv], check=True)
+    python = str(venv / "bin" / "python")
+    plan = load_plan(PLANS / "plan-2.13.0-cpu.json").model_copy(update={"install_python": python})
+    env = {**os.environ, "PIP_DISABLE_PIP_VERSION_CHECK": "1"}
+    workspace = prepare_workspace(tmp_path / "cache", plan, {}, lambda _t: None)
+    options = BuildOptions(tmp_path / "cache", tmp_path / "dist")
+    reporter = Said()
+    ctx = BuildContext(plan, workspace, LocalExecutor(env), reporter, options, ci_host())
+    state = BuildState(tools=None, base_env=env, published=[cpu_torch_wheel])  # type: ignore[arg-type]
+    try:
+        install.run(ctx, state)
+    finally:
+        workspace.release()
+    assert state.installed is not None and state.installed["python"] == python
+    assert state.installed["verified"]["passed"] is True
+    smoke = (workspace.root / "install" / "smoke.log").read_text()
+    assert '"name": "autograd", "ok": true' in smoke and python in smoke
+    shown = subprocess.run([python, "-c", "import torch; print(torch.__file__)"],
+                           capture_output=True, text=True, check=True)  # fmt: skip
+    assert shown.stdout.startswith(str(venv))
