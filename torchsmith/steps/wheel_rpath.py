@@ -23,6 +23,8 @@ from torchsmith.inspect.elf import read_elf
 
 ELF_MAGIC = b"\x7fELF"
 ORIGIN = ("$ORIGIN", "${ORIGIN}")
+_CHUNK = 1 << 20
+_ZIP64 = (1 << 31) - (1 << 20)  # members near 2 GiB (libtorch_cuda) need zip64 headers
 
 
 def is_relative(entry: str) -> bool:
@@ -48,31 +50,40 @@ def record_line(name: str, data: bytes) -> str:
     return f"{name},sha256={digest},{len(data)}"
 
 
-def updated_record(record: str, changed: Mapping[str, bytes]) -> str:
-    """RECORD with the lines of ``changed`` members recomputed."""
-    lines = []
+def file_record_line(name: str, path: Path) -> str:
+    """:func:`record_line` of a file on disk, read in chunks."""
+    sha = hashlib.sha256()
+    with path.open("rb") as fh:
+        for chunk in iter(lambda: fh.read(_CHUNK), b""):
+            sha.update(chunk)
+    digest = base64.urlsafe_b64encode(sha.digest()).rstrip(b"=").decode()
+    return f"{name},sha256={digest},{path.stat().st_size}"
+
+
+def updated_record(record: str, lines: Mapping[str, str]) -> str:
+    """RECORD with the lines of the members in ``lines`` replaced."""
+    out = []
     for line in record.splitlines():
         name = line.rsplit(",", 2)[0]
-        lines.append(record_line(name, changed[name]) if name in changed else line)
-    return "\n".join(lines) + "\n"
+        out.append(lines.get(name, line))
+    return "\n".join(out) + "\n"
 
 
-def _patch_member(
-    zf: zipfile.ZipFile, info: zipfile.ZipInfo, tmp: Path, run: PatchRun
-) -> bytes | None:
-    """The member's new bytes, or None when it is no ELF or has nothing foreign."""
+def _patch_member(zf: zipfile.ZipFile, info: zipfile.ZipInfo, lib: Path, run: PatchRun) -> bool:
+    """Extract the member to ``lib`` and patch it there; False (nothing kept) when it is no
+    ELF or has nothing foreign."""
     with zf.open(info) as fh:
         if fh.read(4) != ELF_MAGIC:
-            return None
-    lib = tmp / "lib.so"
+            return False
     with zf.open(info) as src, lib.open("wb") as dst:
-        shutil.copyfileobj(src, dst, 1 << 20)
+        shutil.copyfileobj(src, dst, _CHUNK)
     facts = read_elf(lib)
     if not foreign(facts.rpath) and not foreign(facts.runpath):
-        return None
+        lib.unlink()
+        return False
     entries = facts.runpath or facts.rpath
     run(lib, [e for e in entries if is_relative(e)], not facts.runpath)
-    return lib.read_bytes()
+    return True
 
 
 class PatchRun:
@@ -86,27 +97,49 @@ class PatchRun:
         self.executor.run(argv, env=self.env, log_path=self.log)
 
 
-def _changed_members(wheel: Path, run: PatchRun) -> dict[str, bytes]:
-    changed: dict[str, bytes] = {}
-    with zipfile.ZipFile(wheel) as zf, tempfile.TemporaryDirectory(prefix="ts-rpath-") as tmp:
-        for info in zf.infolist():
-            if not info.is_dir():
-                data = _patch_member(zf, info, Path(tmp), run)
-                if data is not None:
-                    changed[info.filename] = data
+def _changed_members(wheel: Path, run: PatchRun, tmp: Path) -> dict[str, Path]:
+    """The patched members, each as a file under ``tmp`` (never all in memory at once)."""
+    changed: dict[str, Path] = {}
+    with zipfile.ZipFile(wheel) as zf:
+        for index, info in enumerate(zf.infolist()):
+            lib = tmp / f"{index}.so"
+            if not info.is_dir() and _patch_member(zf, info, lib, run):
+                changed[info.filename] = lib
     return changed
 
 
-def _rewrite(wheel: Path, changed: Mapping[str, bytes]) -> None:
+def _fresh_info(info: zipfile.ZipInfo) -> zipfile.ZipInfo:
+    """Name, time and mode of ``info`` for a member written anew."""
+    copy = zipfile.ZipInfo(info.filename, info.date_time)
+    copy.external_attr, copy.compress_type = info.external_attr, zipfile.ZIP_DEFLATED
+    return copy
+
+
+def _copy_member(dst: zipfile.ZipFile, info: zipfile.ZipInfo, source: IO[bytes], size: int) -> None:
+    with dst.open(_fresh_info(info), "w", force_zip64=size > _ZIP64) as out:
+        shutil.copyfileobj(source, out, _CHUNK)
+
+
+def _write_members(src: zipfile.ZipFile, dst: zipfile.ZipFile, changed: Mapping[str, Path]) -> None:
+    lines = {name: file_record_line(name, path) for name, path in changed.items()}
+    for info in src.infolist():
+        if info.filename.endswith(".dist-info/RECORD"):
+            dst.writestr(_fresh_info(info), updated_record(src.read(info).decode(), lines))
+        elif info.filename in changed:
+            path = changed[info.filename]
+            with path.open("rb") as fh:
+                _copy_member(dst, info, fh, path.stat().st_size)
+        else:
+            with src.open(info) as fh:
+                _copy_member(dst, info, fh, info.file_size)
+
+
+def _rewrite(wheel: Path, changed: Mapping[str, Path]) -> None:
     with zipfile.ZipFile(wheel) as src:
 
         def write(fh: IO[bytes]) -> None:
             with zipfile.ZipFile(fh, "w", zipfile.ZIP_DEFLATED) as dst:
-                for info in src.infolist():
-                    data = changed.get(info.filename)
-                    if info.filename.endswith(".dist-info/RECORD"):
-                        data = updated_record(src.read(info).decode(), changed).encode()
-                    dst.writestr(info, src.read(info) if data is None else data)
+                _write_members(src, dst, changed)
 
         write_with(wheel, write)
 
@@ -114,7 +147,8 @@ def _rewrite(wheel: Path, changed: Mapping[str, bytes]) -> None:
 def scrub_wheel(wheel: Path, run: PatchRun) -> list[str]:
     """Remove foreign RPATH entries from every library in ``wheel`` (in place); the members
     changed."""
-    changed = _changed_members(wheel, run)
-    if changed:
-        _rewrite(wheel, changed)
+    with tempfile.TemporaryDirectory(prefix="torchsmith-rpath-") as tmp:
+        changed = _changed_members(wheel, run, Path(tmp))
+        if changed:
+            _rewrite(wheel, changed)
     return sorted(changed)

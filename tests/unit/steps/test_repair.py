@@ -14,7 +14,13 @@ from tests.unit.steps.conftest import make_plan, make_rig, make_tree
 from tests.unit.steps.test_package import _compiled
 from torchsmith.errors import ToolError
 from torchsmith.steps import package, repair
-from torchsmith.steps.wheel_rpath import foreign, patch_command, record_line, updated_record
+from torchsmith.steps.wheel_rpath import (
+    file_record_line,
+    foreign,
+    patch_command,
+    record_line,
+    updated_record,
+)
 
 
 def test_a_cpu_build_leaves_only_the_driver_external(tmp_path: Path) -> None:
@@ -75,12 +81,15 @@ def test_patchelf_keeps_only_origin_entries_and_the_rpath_kind() -> None:
     assert "--force-rpath" not in patch_command("pe", lib, ["$ORIGIN"], False)
 
 
-def test_record_lines_of_changed_members_are_recomputed() -> None:
+def test_record_lines_of_changed_members_are_recomputed(tmp_path: Path) -> None:
     data = b"new bytes"
+    (tmp_path / "b.so").write_bytes(data)
+    assert file_record_line("a/b.so", tmp_path / "b.so") == record_line("a/b.so", data)
     digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
     assert record_line("a/b.so", data) == f"a/b.so,sha256={digest},9"
     record = "a/b.so,sha256=old,3\na/c.py,sha256=keep,4\nx.dist-info/RECORD,,\n"
-    assert updated_record(record, {"a/b.so": data}).splitlines() == [
+    lines = {"a/b.so": record_line("a/b.so", data)}
+    assert updated_record(record, lines).splitlines() == [
         f"a/b.so,sha256={digest},9", "a/c.py,sha256=keep,4", "x.dist-info/RECORD,,",
     ]  # fmt: skip
 
