@@ -40,8 +40,12 @@ def make_cgroup(name: str) -> Path:
         return group
     group = V2 / name
     group.mkdir(exist_ok=True)
+    if not (group / "memory.max").is_file():
+        group.rmdir()
+        require(False, "the cgroup v2 memory controller", "enable +memory in subtree_control")
     (group / "memory.max").write_text(str(LIMIT))
-    (group / "memory.swap.max").write_text("0")
+    if (group / "memory.swap.max").is_file():
+        (group / "memory.swap.max").write_text("0")
     return group
 
 
