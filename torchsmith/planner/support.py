@@ -68,13 +68,20 @@ def refuse_unsupported(ctx: Ctx, can: Capabilities, linking_cuda: object) -> Non
     _outputs(ctx, can)
     _companions(ctx, can)
     _install(ctx)
-    if linking_cuda == "pip-deps" and not can.pip_deps:
-        ctx.problem(
-            f"linking cuda=pip-deps: {ISSUES['pip-deps']}",
-            "link CUDA dynamically against the toolkit (--link cuda=dynamic) or statically "
-            "(--link cuda=static)",
-            "linking.cuda",
-        )
+    if not can.pip_deps:
+        _pip_deps(ctx, linking_cuda)
+
+
+def _pip_deps(ctx: Ctx, linking_cuda: object) -> None:
+    asked = {"cuda": linking_cuda, "cudnn": ctx.spec.linking.cudnn, "nccl": ctx.spec.linking.nccl}
+    for lib, mode in asked.items():
+        if mode == "pip-deps":
+            ctx.problem(
+                f"linking {lib}=pip-deps: {ISSUES['pip-deps']}",
+                f"link {lib} dynamically against the toolkit (--link {lib}=dynamic) or "
+                f"statically (--link {lib}=static)",
+                f"linking.{lib}",
+            )
 
 
 def _backend(ctx: Ctx, can: Capabilities) -> None:

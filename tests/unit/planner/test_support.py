@@ -85,6 +85,11 @@ def test_pip_deps_is_refused_the_kb_records_no_nvidia_wheel_versions() -> None:
     text = refusal(torch="2.5.1", accelerator="12.4", gpus=("8.6",), **{"linking.cuda": "pip-deps"})
     assert "linking.cuda" in text and "records no nvidia-* wheel versions" in text
     assert "--link cuda=dynamic" in text
+    for lib in ("cudnn", "nccl"):  # accepted means done: not silently built as dynamic
+        other = refusal(
+            torch="2.5.1", accelerator="12.4", gpus=("8.6",), **{f"linking.{lib}": "pip-deps"}
+        )
+        assert f"linking {lib}=pip-deps" in other and f"--link {lib}=static" in other
 
 
 def test_spec_key_toolkit_container_is_refused() -> None:
