@@ -15,6 +15,7 @@ from torchsmith.console import err, print_json, print_table, shown, table
 from torchsmith.errors import UsageError
 from torchsmith.report.progress import make_reporter
 from torchsmith.verify import SmokeOptions, Verdict, load_plan, verify_artifact
+from torchsmith.verify.manifest_match import check_wheel_manifest
 from torchsmith.verify.model import Check
 from torchsmith.verify.smoke import SmokeMode
 
@@ -49,6 +50,8 @@ def _handler(args: argparse.Namespace) -> int:
     if (args.wheel is None) == (args.python is None):
         raise UsageError("give either a wheel file or --python PATH", "torchsmith verify --help")
     plan = load_plan(Path(args.plan))
+    if args.wheel:
+        check_wheel_manifest(Path(args.wheel), Path(args.plan))
     reporter = make_reporter(err)  # on stderr: --json keeps stdout clean
     try:
         with tempfile.TemporaryDirectory(prefix="torchsmith-verify-") as tmp:

@@ -22,6 +22,7 @@ from torchsmith import atomic
 from torchsmith.errors import HostError
 from torchsmith.hashing import sha256_file
 from torchsmith.redact import redact_data
+from torchsmith.verify.manifest_match import pair_mismatch, read_manifest
 
 TMP_MARK = atomic.PARTIAL
 _OUR_TEMP = re.compile(rf"\.(.+\.(?:whl|manifest\.json)){re.escape(TMP_MARK)}\d+(-\w+)?")
@@ -66,6 +67,21 @@ def _refuse_foreign(final: Path, plan_hash: str, why: str) -> None:
     )
 
 
+def _refuse_mismatched_pair(final: Path) -> None:
+    """A wheel whose manifest beside records other bytes is of unknown origin: its manifest's
+    plan hash proves nothing about it."""
+    manifest = _manifest_beside(final)
+    differs = pair_mismatch(final, read_manifest(manifest))
+    if differs is None:
+        return
+    raise HostError(
+        f"{final} does not match its manifest {manifest}: {differs}; the pair is not the "
+        "output of one build",
+        "torchsmith does not overwrite a wheel whose origin it cannot prove: delete both files "
+        "if you no longer need them, or publish to another directory (--output-dir)",
+    )
+
+
 def check_replace(final: Path, digest: str | None, plan_hash: str | None) -> None:
     """Refuse to replace ``final`` when it differs from what is published (sha256 ``digest``;
     None: a manifest, always different) and was not made by ``plan_hash``."""
@@ -73,6 +89,8 @@ def check_replace(final: Path, digest: str | None, plan_hash: str | None) -> Non
         return
     if digest is not None and final.is_file() and sha256_file(final) == digest:
         return
+    if digest is not None:
+        _refuse_mismatched_pair(final)
     _refuse_foreign(final, plan_hash, "other contents" if digest else "another manifest")
 
 
