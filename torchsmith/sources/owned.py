@@ -1,5 +1,11 @@
 """Directories torchsmith owns: made by it, marked with a small info file, and the only ones it
-ever deletes or overwrites. A directory without the marker is refused with a clear error."""
+ever deletes or overwrites. A directory without the marker is refused with a clear error.
+
+A cached source tree (``<entry>/tree/src``) is never edited by a build (fixes go to each
+build's own copy), so its listing (path, size, mtime of every file; a stat walk, no hashing:
+well under a second for a whole PyTorch tree) is recorded when it is made and compared when it
+is reused: a file edited, added or removed since is named, not built from.
+"""
 
 from __future__ import annotations
 
@@ -12,8 +18,11 @@ from typing import Any
 from torchsmith import atomic, lock
 from torchsmith.errors import SourceError
 from torchsmith.redact import redact_data
+from torchsmith.sources.hashing import iter_tree
 
 MARKER = "torchsmith-source.json"
+LISTING = "torchsmith-listing.json"
+SHOWN_CHANGES = 5
 LOCK_WAIT_S = 600.0  # another run's download or unpack of the same entry: wait for it
 
 
@@ -114,3 +123,50 @@ def publish(stage: Path, final: Path) -> Path:
         remove_owned(final)
     stage.replace(final)
     return final
+
+
+def stat_listing(root: Path) -> dict[str, list[int]]:
+    """``relative path -> [size, mtime_ns]`` of every file and symlink under ``root``."""
+    listing = {}
+    for rel in iter_tree(root):
+        info = (root / rel).lstat()
+        listing[rel.as_posix()] = [info.st_size, info.st_mtime_ns]
+    return listing
+
+
+def record_listing(tree: Path) -> None:
+    """Record the listing of ``tree/src`` (``tree``: an owned, finished tree directory)."""
+    atomic.write_json(tree / LISTING, stat_listing(tree / "src"))
+
+
+def listing_changes(recorded: Mapping[str, Any], now: Mapping[str, Any]) -> list[str]:
+    """``edited a.c``, ``added x``, ``removed y``: what differs, sorted by path."""
+    changes = [(p, "added") for p in now.keys() - recorded.keys()]
+    changes += [(p, "removed") for p in recorded.keys() - now.keys()]
+    changes += [(p, "edited") for p in now.keys() & recorded.keys() if now[p] != recorded[p]]
+    return [f"{how} {path}" for path, how in sorted(changes)]
+
+
+def check_listing(tree: Path, what: str) -> None:
+    """Raise when the cached ``tree/src`` differs from its recorded listing, naming the files;
+    a tree cached before listings were recorded gets its listing now."""
+    try:
+        recorded = json.loads((tree / LISTING).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        record_listing(tree)
+        return
+    changes = listing_changes(recorded, stat_listing(tree / "src"))
+    if changes:
+        raise _changed_error(tree, what, changes)
+
+
+def _changed_error(tree: Path, what: str, changes: list[str]) -> SourceError:
+    shown = ", ".join(changes[:SHOWN_CHANGES])
+    more = f" and {len(changes) - SHOWN_CHANGES} more" if len(changes) > SHOWN_CHANGES else ""
+    return SourceError(
+        f"the cached source tree {tree / 'src'} ({what}) changed after torchsmith made it: "
+        f"{shown}{more}",
+        f"a build never edits its cached source, so someone else did: remove {tree} and run the "
+        "same command (it is made again from the original), or build the edited tree itself "
+        "with --source path:DIR",
+    )

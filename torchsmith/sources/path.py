@@ -68,6 +68,7 @@ def _copy(root: Path, dest: Path, on_line: LineCallback | None) -> None:
     if on_line is not None:
         on_line(f"path: copying {root} (without build/) to {dest / 'tree'}")
     shutil.copytree(root, stage / "src", symlinks=True, ignore=_ignore_top(root))
+    owned.record_listing(stage)
     owned.publish(stage, dest / "tree")
 
 
@@ -97,6 +98,8 @@ def fetch_path(
         if owned.read_info(dest).get("identity") != identity or not owned.is_owned(dest / "tree"):
             _copy(root, dest, on_line)
             owned.update_info(dest, identity=identity)
+        else:
+            owned.check_listing(dest / "tree", f"the copy of {root}")
     details["copy_of"] = str(root)
     return SourceTree("path", dest / "tree" / "src", identity, _version(root), True, details)
 

@@ -192,6 +192,9 @@ def _fetch_and_unpack(
     if info.get("sha256") != digest or not owned.is_owned(dest / "tree"):
         stage = owned.staging_dir(dest, "tree")
         safe_extract(archive, stage / "src")
+        owned.record_listing(stage)
         owned.publish(stage, dest / "tree")
         owned.update_info(dest, sha256=digest)
+    else:
+        owned.check_listing(dest / "tree", f"unpacked from {archive.name}")
     return archive, digest
