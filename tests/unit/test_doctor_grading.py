@@ -6,6 +6,8 @@ import importlib.util
 from pathlib import Path
 from types import ModuleType
 
+import pytest
+
 from torchsmith.doctor import diagnose
 
 ROOT = Path(__file__).parents[2]
@@ -46,3 +48,24 @@ def test_grading_logs_are_not_the_rules_own_excerpts() -> None:
     graded = {row.split(",")[2] for row in rows}
     used = set().union(*(_sources(p) for p in RULE_FIXTURES.glob("*.log")))
     assert not graded & used, sorted(graded & used)
+
+
+# Real output of successful steps recorded on this project's machines (see each folder's README):
+# a rule that fires on these would turn every passing build into a false diagnosis.
+_CLEAN_OUTPUTS = [
+    "build/ninja-c10-1.13.1.log",
+    "build/CMakeCache-debian-1.13.1-cpu.txt",
+    "build/ccache-4.7.5-print-stats-after-cold-c10.txt",
+    "inspect/smoke-2.11.0-cu130.log",
+    "inspect/show-2.13.0-cpu.txt",
+    "host/ldconfig-p.txt",
+    "host/nvcc-dryrun.txt",
+    "device-h100/ldconfig-p.txt",
+]
+
+
+@pytest.mark.parametrize("name", _CLEAN_OUTPUTS)
+def test_no_rule_fires_on_output_of_a_successful_step(name: str) -> None:
+    path = RULE_FIXTURES.parent / name
+    diagnosis = diagnose(path.read_text(encoding="utf-8").splitlines())
+    assert diagnosis.top is None, (name, diagnosis.top.rule_id if diagnosis.top else None)
