@@ -45,5 +45,8 @@ def inspect_artifact(
             if lib.gpu is not None:
                 listing(lib.path, site / lib.path)
     else:
-        raise UsageError("inspect needs a wheel file or --python PATH")
+        raise UsageError(
+            "inspect needs a wheel file or --python PATH (an empty path names neither)",
+            "torchsmith inspect path/to/torch-….whl, or --python /path/to/python",
+        )
     return _cross_check(insp, listings, cuobjdump) if cuobjdump else insp

@@ -54,7 +54,10 @@ def verify_artifact(
     mismatch: call :meth:`Verdict.raise_if_failed`. ``reporter`` hears the stages (inspect,
     smoke) and each smoke step and result as it happens."""
     if wheel is None and python is None:
-        raise UsageError("verify needs a wheel or an interpreter (--python)")
+        raise UsageError(
+            "verify needs a wheel or an interpreter (--python); an empty path names neither",
+            "torchsmith verify path/to/torch-….whl --plan FILE, or --python /path/to/python",
+        )
     with _stage(reporter, "inspect", str(wheel or f"the torch {python} imports")):
         inspection = inspect_wheel(wheel) if wheel else inspect_installed(str(python), env)
     checks = verify_inspection(inspection, plan)
