@@ -74,6 +74,7 @@ def test_the_list_covers_every_family_and_generation(kb: KnowledgeBase) -> None:
         ("Tesla K10", "3.0"),
         ("GeForce GTX 560 Ti", "2.1"),
         ("Tesla C2070", "2.0"),
+        ("Orin (nvgpu)", "8.7"),  # what nvidia-smi prints on a Jetson Orin
     ],
 )
 def test_kb_gpu_finds_the_new_names(capsys: pytest.CaptureFixture[str], name: str, cc: str) -> None:
