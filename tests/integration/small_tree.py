@@ -19,13 +19,17 @@ file(GLOB FAKE_SOURCES ${CMAKE_SOURCE_DIR}/*.c)
 add_library(fake SHARED ${FAKE_SOURCES})
 set_target_properties(fake PROPERTIES LIBRARY_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/lib)
 """
-SETUP_PY = """import os, shutil, subprocess, sys
+SETUP_PY = """import os, shutil, subprocess, sys, time
 from setuptools import setup
 from setuptools.command.build_py import build_py
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 BUILD = os.path.join(HERE, "build")
 if "--cmake-only" in sys.argv:
+    HOLD = os.environ.get("FAKE_TORCH_HOLD_UNTIL")  # a test holds configure until this file exists
+    DEADLINE = time.monotonic() + 300
+    while HOLD and not os.path.exists(HOLD) and time.monotonic() < DEADLINE:
+        time.sleep(0.05)
     subprocess.check_call(["cmake", "-G", "Ninja", "-S", HERE, "-B", BUILD])
     sys.exit(0)
 
