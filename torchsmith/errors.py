@@ -153,6 +153,13 @@ class InspectError(TorchsmithError):
     title = "cannot inspect"
 
 
+class PublishError(TorchsmithError):
+    """An artifact could not be published (target refused it, unreachable, name taken)."""
+
+    exit_code = 13
+    title = "cannot publish"
+
+
 class InterruptError(TorchsmithError):
     """The user pressed Ctrl-C; work done so far is kept and the same command resumes."""
 

@@ -1,0 +1,102 @@
+"""`torchsmith publish DIST --to TARGET`: wheels to a PyPI-compatible index, conda packages to a
+channel directory. Credentials only from --token-env, --token-file (mode 600) or --keyring."""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import os
+from pathlib import Path
+from typing import Any
+
+from torchsmith.console import print_json, print_table, shown, table
+from torchsmith.errors import UsageError
+from torchsmith.publish import Published, credentials
+from torchsmith.publish.target import Target, parse_target
+
+SUFFIXES = {"pypi-index": (".whl",), "conda-channel": (".conda", ".tar.bz2")}
+
+
+def artifacts(dist: Path, target: Target) -> list[Path]:
+    """The files of ``dist`` (a file or a directory) that ``target`` takes."""
+    suffixes = SUFFIXES[target.kind]
+    if dist.is_file():
+        found = [dist] if dist.name.endswith(suffixes) else []
+    elif dist.is_dir():
+        found = sorted(p for p in dist.iterdir() if p.is_file() and p.name.endswith(suffixes))
+    else:
+        raise UsageError(f"{dist}: no such file or directory", "give a built artifact or dist/")
+    if not found:
+        raise UsageError(
+            f"{dist}: no {' / '.join(suffixes)} to publish to {target.kind}",
+            "build one first (torchsmith build … --output wheel / conda)",
+        )
+    return found
+
+
+def secret_of(args: argparse.Namespace, service: str) -> credentials.Secret:
+    """The token from the one credential route the user named."""
+    routes = [r for r in ("token_env", "token_file", "keyring") if getattr(args, r)]
+    if len(routes) != 1:
+        raise UsageError(
+            "pypi-index needs exactly one of --token-env VAR, --token-file FILE, --keyring",
+            "a token never goes on the command line: export it in a variable, keep it in a "
+            "file only you can read (chmod 600), or store it with `keyring set`",
+        )
+    if args.token_env:
+        return credentials.from_environment(os.environ.get(args.token_env), args.token_env)
+    if args.token_file:
+        return credentials.from_file(Path(args.token_file).expanduser())
+    return credentials.from_keyring(service, args.username)
+
+
+def _publish(args: argparse.Namespace, target: Target, files: list[Path]) -> list[Published]:
+    if target.kind == "pypi-index":
+        from torchsmith.publish.pypi import publish_wheel
+
+        secret = secret_of(args, target.where)
+        return [
+            publish_wheel(f, target.where, secret, args.username, args.index_url) for f in files
+        ]
+    from torchsmith.publish.conda_channel import publish_packages
+
+    return publish_packages(files, Path(target.where).expanduser())
+
+
+def _handler(args: argparse.Namespace) -> int:
+    target = parse_target(args.to)
+    done = _publish(args, target, artifacts(Path(args.dist), target))
+    if args.json:
+        print_json({"target": target.shown(), "artifacts": [dataclasses.asdict(p) for p in done]})
+        return 0
+    grid = table(f"publish to {shown(target.shown())}", "artifact", "result", "sha256")
+    for item in done:
+        grid.add_row(shown(item.artifact), item.outcome, item.sha256[:16])
+    print_table(grid)
+    return 0
+
+
+def register(sub: Any) -> None:
+    parser = sub.add_parser("publish", help="upload built artifacts (index, conda channel)")
+    parser.add_argument("dist", help="an artifact or a directory of them (dist/)")
+    parser.add_argument(
+        "--to",
+        required=True,
+        help="pypi-index:UPLOAD_URL (https://upload.pypi.org/legacy/, a pypiserver's /) or "
+        "conda-channel:DIR",
+    )
+    creds = parser.add_argument_group("credentials (never on the command line)")
+    creds.add_argument("--token-env", metavar="VAR", help="environment variable holding it")
+    creds.add_argument("--token-file", metavar="FILE", help="file holding it (mode 600)")
+    creds.add_argument("--keyring", action="store_true", help="from the keyring, service=URL")
+    creds.add_argument(
+        "--username",
+        default=credentials.TOKEN_USER,
+        help="user name sent with the token (default __token__)",
+    )
+    parser.add_argument(
+        "--index-url",
+        help="the simple index checked before uploading (default: beside the upload URL)",
+    )
+    parser.add_argument("--json", action="store_true", help="machine-readable output")
+    parser.set_defaults(handler=_handler)

@@ -1,0 +1,18 @@
+"""What one publish did, per artifact."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+Outcome = Literal["uploaded", "already-there"]
+
+
+@dataclass(frozen=True)
+class Published:
+    """One artifact and what happened to it at the target."""
+
+    artifact: str
+    sha256: str
+    outcome: Outcome
+    where: str
