@@ -14,6 +14,5 @@ COMMAND_MODULES: tuple[str, ...] = (
     "torchsmith.commands.verify",
     "torchsmith.commands.doctor",
     "torchsmith.commands.source",
-    "torchsmith.commands.report",
     "torchsmith.commands.publish",
 )
