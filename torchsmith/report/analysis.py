@@ -1,0 +1,101 @@
+"""Numbers a build report shows, computed from :class:`ReportInputs` (pure functions)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from torchsmith.report.inputs import ReportInputs
+from torchsmith.report.ninja_log import NinjaEdge, busy_average
+
+EdgeGroup = Literal["codegen", "compile", "cuda", "link"]
+_LINKED = (".so", ".a", ".dylib", ".dll", ".exe")
+
+
+def edge_group(edge: NinjaEdge) -> EdgeGroup:
+    """What kind of work an edge was, from its first output's name."""
+    first = edge.outputs[0]
+    if first.endswith(".cu.o"):
+        return "cuda"
+    if first.endswith((".o", ".obj")):
+        return "compile"
+    if first.endswith(_LINKED) or ".so." in first or "/bin/" in first:
+        return "link"
+    return "codegen"
+
+
+@dataclass(frozen=True)
+class Utilisation:
+    """How busy the job slots were: the mean number of ninja jobs running over the run's wall
+    time, against the job limit the plan chose (None when the manifest is missing)."""
+
+    wall: float
+    busy_seconds: float
+    mean_jobs: float
+    job_limit: int | None
+
+    @property
+    def ratio(self) -> float | None:
+        return self.mean_jobs / self.job_limit if self.job_limit else None
+
+
+def utilisation(edges: Sequence[NinjaEdge], manifest: dict[str, Any] | None) -> Utilisation:
+    wall = max(e.end for e in edges) - min(e.start for e in edges) if edges else 0.0
+    return Utilisation(
+        wall=wall,
+        busy_seconds=sum(e.duration for e in edges),
+        mean_jobs=busy_average(edges),
+        job_limit=job_limit(manifest),
+    )
+
+
+def job_limit(manifest: dict[str, Any] | None) -> int | None:
+    value = (((manifest or {}).get("plan") or {}).get("max_jobs") or {}).get("value")
+    return int(value) if isinstance(value, int) else None
+
+
+def seconds_by_group(edges: Sequence[NinjaEdge]) -> dict[str, float]:
+    totals: dict[str, float] = {}
+    for edge in edges:
+        group = edge_group(edge)
+        totals[group] = totals.get(group, 0.0) + edge.duration
+    return dict(sorted(totals.items()))
+
+
+def slowest(edges: Sequence[NinjaEdge], count: int = 20) -> list[NinjaEdge]:
+    """The slowest translation units (compile and CUDA edges), slowest first."""
+    units = [e for e in edges if edge_group(e) in ("compile", "cuda")]
+    return sorted(units, key=lambda e: e.duration, reverse=True)[:count]
+
+
+def stage_times(manifest: dict[str, Any] | None) -> dict[str, float]:
+    stages = (manifest or {}).get("stages") or {}
+    return {str(k): float(v) for k, v in stages.items()}
+
+
+def cache_by_stage(manifest: dict[str, Any] | None) -> dict[str, dict[str, Any]]:
+    """Compiler-cache counts per stage. Only the compile stage is measured (torchsmith reads the
+    cache's statistics around it); other stages are listed with no numbers."""
+    record = dict((manifest or {}).get("compiler_cache") or {})
+    rows: dict[str, dict[str, Any]] = {}
+    for stage in stage_times(manifest):
+        rows[stage] = record if stage == "compile" else {"kind": record.get("kind")}
+    return rows
+
+
+@dataclass(frozen=True)
+class ReportData:
+    inputs: ReportInputs
+    utilisation: Utilisation
+    by_group: dict[str, float]
+    slowest: list[NinjaEdge]
+
+
+def analyse(inputs: ReportInputs) -> ReportData:
+    return ReportData(
+        inputs=inputs,
+        utilisation=utilisation(inputs.edges, inputs.manifest),
+        by_group=seconds_by_group(inputs.edges),
+        slowest=slowest(inputs.edges),
+    )

@@ -1,0 +1,108 @@
+"""What a build report is made from: the manifest and ninja's ``.ninja_log`` of one workspace.
+
+``torchsmith report`` accepts a workspace directory (``<cache root>/builds/<plan hash>``) or a
+manifest file; the ``.ninja_log`` is ``<workspace>/src/build/.ninja_log`` (the manifest's
+``source.built_in``). A failed build has a log but no manifest; a manifest copied away from its
+workspace has no log: the report is made from what there is and says what is missing.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from torchsmith.errors import UsageError
+from torchsmith.report.ninja_log import NinjaEdge, parse_runs
+
+
+@dataclass(frozen=True)
+class ReportInputs:
+    """The manifest (None when absent), the last ninja run's edges, and where they came from."""
+
+    manifest: dict[str, Any] | None
+    edges: list[NinjaEdge]
+    earlier_runs: int
+    manifest_path: Path | None
+    ninja_log: Path | None
+    missing: list[str] = field(default_factory=list)
+
+
+def _read_manifest(path: Path) -> dict[str, Any]:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise UsageError(
+            f"cannot read the manifest {path}: {exc}",
+            "pass a *.manifest.json written by `torchsmith build`, or its workspace directory",
+        ) from exc
+    if not isinstance(data, dict) or "stages" not in data:
+        raise UsageError(
+            f"{path} is not a torchsmith build manifest (no 'stages')",
+            "pass a *.manifest.json written by `torchsmith build`, or its workspace directory",
+        )
+    return data
+
+
+def _newest_manifest(workspace: Path) -> Path | None:
+    found = sorted(workspace.glob("*.manifest.json"), key=lambda p: p.stat().st_mtime)
+    return found[-1] if found else None
+
+
+def _log_for(manifest: dict[str, Any] | None, workspace: Path | None) -> Path | None:
+    candidates = []
+    if workspace is not None:
+        candidates.append(workspace / "src" / "build" / ".ninja_log")
+    built_in = ((manifest or {}).get("source") or {}).get("built_in")
+    if built_in:
+        candidates.append(Path(built_in) / "build" / ".ninja_log")
+    return next((c for c in candidates if c.is_file()), None)
+
+
+def _locate(path: Path) -> tuple[Path | None, Path | None]:
+    """(manifest path, workspace directory) for what the user named."""
+    if path.is_dir():
+        return _newest_manifest(path), path
+    if path.is_file():
+        return path, None
+    raise UsageError(
+        f"{path} does not exist",
+        "pass a workspace directory (<cache root>/builds/<plan hash>) or a *.manifest.json",
+    )
+
+
+def load_inputs(path: Path) -> ReportInputs:
+    """Read the manifest and the ``.ninja_log`` that belong to ``path``."""
+    manifest_path, workspace = _locate(path)
+    manifest = _read_manifest(manifest_path) if manifest_path else None
+    if workspace is None and manifest and manifest.get("workspace"):
+        workspace = Path(manifest["workspace"])
+    log = _log_for(manifest, workspace)
+    if manifest is None and log is None:
+        raise UsageError(
+            f"{path} holds neither a build manifest nor a .ninja_log",
+            "pass the workspace of a build (its path is printed by `torchsmith build`)",
+        )
+    runs = parse_runs(log.read_text(encoding="utf-8", errors="replace")) if log else []
+    return ReportInputs(
+        manifest=manifest,
+        edges=runs[-1] if runs else [],
+        earlier_runs=max(len(runs) - 1, 0),
+        manifest_path=manifest_path,
+        ninja_log=log,
+        missing=_missing(manifest, log),
+    )
+
+
+def _missing(manifest: dict[str, Any] | None, log: Path | None) -> list[str]:
+    missing = [
+        "peak RAM: neither the manifest nor .ninja_log records memory use",
+        "CPU utilisation: no CPU samples are recorded; the number of ninja jobs running "
+        "(from .ninja_log) stands in for it",
+    ]
+    if manifest is None:
+        missing.append("the manifest (a failed or stopped build writes none): no stage times")
+    if log is None:
+        missing.append(".ninja_log (the workspace's build directory is gone): no timeline")
+    return missing

@@ -1,0 +1,94 @@
+"""The self-contained HTML build report: plotly's JavaScript inlined once, every text from the
+manifest or the log HTML-escaped, no request to anywhere when it opens."""
+
+from __future__ import annotations
+
+import html
+import json
+from collections.abc import Sequence
+
+import plotly.graph_objects as go
+
+from torchsmith.report.advice import Advice
+from torchsmith.report.analysis import ReportData, cache_by_stage
+
+STYLE = """body{font-family:sans-serif;margin:1.5em;max-width:1200px}
+table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:3px 8px;text-align:left}
+h2{margin-top:1.4em}.why{color:#555}"""
+
+
+def _e(value: object) -> str:
+    return html.escape(str(value))
+
+
+def _table(head: Sequence[str], rows: Sequence[Sequence[object]]) -> str:
+    cells = "".join(f"<th>{_e(h)}</th>" for h in head)
+    body = "".join("<tr>" + "".join(f"<td>{_e(c)}</td>" for c in row) + "</tr>" for row in rows)
+    return f"<table><tr>{cells}</tr>{body}</table>"
+
+
+def _summary(data: ReportData) -> str:
+    manifest = data.inputs.manifest or {}
+    plan = manifest.get("plan") or {}
+    use = data.utilisation
+    rows: list[tuple[str, object]] = [
+        ("torch", (plan.get("torch") or {}).get("value", "?")),
+        ("plan", manifest.get("plan_hash", "?")),
+        ("targets", ", ".join(manifest.get("targets") or []) or "all"),
+        ("total (manifest)", f"{manifest.get('total_seconds', '?')} s"),
+        ("ninja edges in the last run", len(data.inputs.edges)),
+        ("earlier ninja runs in the log", data.inputs.earlier_runs),
+        ("ninja wall time", f"{use.wall:.1f} s"),
+        ("mean jobs running / job limit", f"{use.mean_jobs:.2f} / {use.job_limit or '?'}"),
+    ]
+    rows += [(f"{k} seconds (sum over jobs)", f"{v:.1f}") for k, v in data.by_group.items()]
+    return _table(("what", "value"), rows)
+
+
+def _cache(data: ReportData) -> str:
+    rows = [
+        (
+            stage,
+            r.get("kind"),
+            r.get("hits", "not measured"),
+            r.get("misses", "not measured"),
+            r.get("remote_hits", "not recorded"),
+        )
+        for stage, r in cache_by_stage(data.inputs.manifest).items()
+    ]
+    return _table(("stage", "cache", "hits", "misses", "remote hits"), rows)
+
+
+def _advice(advice: Sequence[Advice]) -> str:
+    if not advice:
+        return "<p>No rule found anything to change in this build.</p>"
+    items = "".join(
+        f"<li><b>{_e(a.what)}</b> <span class=why>({_e(a.rule)}: {_e(a.why)})</span></li>"
+        for a in advice
+    )
+    return f"<ul id=advice>{items}</ul>"
+
+
+def _plots(figs: dict[str, go.Figure]) -> str:
+    parts = []
+    for index, (name, fig) in enumerate(figs.items()):
+        parts.append(fig.to_html(full_html=False, include_plotlyjs=index == 0, div_id=name))
+    return "\n".join(parts)
+
+
+def render_page(data: ReportData, figs: dict[str, go.Figure], advice: Sequence[Advice]) -> str:
+    sources = {
+        "manifest": str(data.inputs.manifest_path or "missing"),
+        ".ninja_log": str(data.inputs.ninja_log or "missing"),
+    }
+    missing = "".join(f"<li>{_e(m)}</li>" for m in data.inputs.missing)
+    return (
+        "<!DOCTYPE html><html><head><meta charset=utf-8><title>torchsmith build report</title>"
+        f"<style>{STYLE}</style></head><body><h1>torchsmith build report</h1>"
+        f"<h2>Summary</h2>{_summary(data)}"
+        f"<h2>What would make it faster</h2>{_advice(advice)}"
+        f"<h2>Compiler cache per stage</h2>{_cache(data)}"
+        f"{_plots(figs)}"
+        f"<h2>Not recorded</h2><ul>{missing}</ul>"
+        f"<h2>Made from</h2><pre>{_e(json.dumps(sources, indent=1))}</pre></body></html>"
+    )
