@@ -86,6 +86,9 @@ def _handle(args: argparse.Namespace) -> int:
     wheel = str(result.wheel) if result.wheel else None
     out.print(render_summary(result.manifest, str(result.manifest_paths[0]), wheel))
     out.print(f"logs: {result.log_dir}", markup=False)
+    from torchsmith.report.build_report import report_line  # plotly: only once built
+
+    out.print(report_line(result.workspace), markup=False)
     for warning in result.manifest.get("result_warnings", []):
         out.print(f"[yellow]warning (torchsmith doctor):[/] {escape(warning)}")
     return 0

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from torchsmith.atomic import write_text
+from torchsmith.errors import TorchsmithError
 from torchsmith.report.advice import Advice, advise
 from torchsmith.report.analysis import analyse
 from torchsmith.report.figures import figures
@@ -44,3 +45,13 @@ def write_report(named: Path, output: Path | None = None) -> WrittenReport:
         trace = folder / TRACE_NAME
         write_text(trace, json.dumps(chrome_trace(inputs.edges)))
     return WrittenReport(page, trace, advice, inputs.missing)
+
+
+def report_line(workspace: Path) -> str:
+    """The line ``build`` ends with: where the report is, or why none was written (a report
+    that cannot be made never fails the build it describes)."""
+    try:
+        written = write_report(workspace)
+    except (TorchsmithError, OSError) as exc:
+        return f"report: not written ({exc})"
+    return f"report: {written.html}"

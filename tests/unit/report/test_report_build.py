@@ -14,7 +14,7 @@ import pytest
 from torchsmith.errors import UsageError
 from torchsmith.report.advice import advise
 from torchsmith.report.analysis import analyse, edge_group
-from torchsmith.report.build_report import write_report
+from torchsmith.report.build_report import report_line, write_report
 from torchsmith.report.inputs import load_inputs
 from torchsmith.report.ninja_log import assign_slots, chrome_trace, concurrency, parse_runs
 
@@ -115,3 +115,10 @@ def test_a_manifest_alone_still_gives_stage_times(tmp_path: Path) -> None:
 def test_a_folder_without_build_records_is_refused(tmp_path: Path) -> None:
     with pytest.raises(UsageError, match=r"neither a build manifest nor a \.ninja_log"):
         load_inputs(tmp_path)
+
+
+def test_build_ends_with_the_report_path_or_why_there_is_none(
+    workspace: Path, tmp_path: Path
+) -> None:
+    assert report_line(workspace) == f"report: {workspace / 'report' / 'build-report.html'}"
+    assert report_line(tmp_path / "empty").startswith("report: not written (")
