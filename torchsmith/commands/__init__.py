@@ -14,5 +14,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "torchsmith.commands.verify",
     "torchsmith.commands.doctor",
     "torchsmith.commands.source",
+    "torchsmith.commands.report",
+    "torchsmith.commands.matrix",
     "torchsmith.commands.publish",
 )

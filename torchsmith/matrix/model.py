@@ -1,0 +1,113 @@
+"""The matrix spec (``matrix.toml``): one base build spec and the axes it varies along.
+
+```toml
+spec = "seed-002-cresset-train-images.toml"  # optional, relative to this file
+name = "seed-002"
+runs_on = "ubuntu-22.04"
+image = "python:3.11-bookworm"
+
+[base]                 # build-spec keys laid over the spec file (same names as in it)
+backend = "local"
+
+[axes]                 # one combination per element of the product
+gpus = [["8.6"], ["7.5", "8.6"]]
+
+[cache.env]            # environment of every job: only references to the CI engine's store
+TORCHSMITH_CACHE_LOCATION = "vars.TORCHSMITH_CACHE_LOCATION"
+AWS_SECRET_ACCESS_KEY = "secrets.AWS_SECRET_ACCESS_KEY"
+```
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from torchsmith.errors import Problem, SpecError
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+REFERENCE = re.compile(r"^(secrets|vars)\.[A-Za-z_][A-Za-z0-9_]*$")
+ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+NAME = re.compile(r"^[a-z][a-z0-9-]{0,40}$")
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class MatrixCache(_Strict):
+    """How every job reaches the shared compiler cache: environment variables whose values are
+    references to the CI engine's variables (``vars.NAME``) or secrets (``secrets.NAME``)."""
+
+    env: dict[str, str] = Field(default_factory=dict)
+
+    @field_validator("env")
+    @classmethod
+    def _references_only(cls, env: dict[str, str]) -> dict[str, str]:
+        for name, ref in env.items():
+            if not ENV_NAME.match(name):
+                raise ValueError(f"{name!r} is not an environment variable name")
+            if not REFERENCE.match(ref):
+                raise ValueError(
+                    f"{name} = {ref!r}: give a reference (vars.NAME or secrets.NAME), never a "
+                    "value: the workflow and bake file are committed and published"
+                )
+        return env
+
+
+class MatrixSpec(_Strict):
+    name: str = Field("torchsmith", description="Prefix of job and target names.")
+    spec: str | None = Field(None, description="Base build spec file, relative to this file.")
+    base: dict[str, Any] = Field(default_factory=dict, description="Spec keys over the file.")
+    axes: dict[str, list[Any]] = Field(description="Spec key -> the values it takes.")
+    runs_on: str = Field("ubuntu-22.04", description="GitHub Actions runner label.")
+    timeout_minutes: int = Field(360, ge=1, le=4320, description="Per job (GitHub max 4320).")
+    image: str = Field(
+        "python:3.11-bookworm",
+        description="Container image the jobs run torchsmith in (GitHub job container, bake's "
+        "FROM): Debian 12 with Python, the platform torchsmith plans for and is tested on.",
+    )
+    torchsmith: str = Field("torchsmith", description="pip requirement installing torchsmith.")
+    cache: MatrixCache = Field(default_factory=MatrixCache)
+
+    @field_validator("name")
+    @classmethod
+    def _name(cls, name: str) -> str:
+        if not NAME.match(name):
+            raise ValueError("a lower-case letter, then letters, digits and '-' (41 at most)")
+        return name
+
+    @field_validator("axes")
+    @classmethod
+    def _axes(cls, axes: dict[str, list[Any]]) -> dict[str, list[Any]]:
+        if not axes or any(not values for values in axes.values()):
+            raise ValueError("name at least one axis, each with at least one value")
+        return axes
+
+
+def load_matrix(path: Path) -> MatrixSpec:
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        raise SpecError(
+            [Problem(f"cannot read the matrix spec {path}: {exc}", "give a TOML file")]
+        ) from exc
+    try:
+        return MatrixSpec.model_validate(data)
+    except ValidationError as exc:
+        problems = [
+            Problem(
+                f"{'.'.join(str(p) for p in e['loc']) or 'matrix'}: {e['msg']}",
+                "see torchsmith/matrix/model.py's example (spec, base, axes, cache.env)",
+            )
+            for e in exc.errors()
+        ]
+        raise SpecError(problems, f"fix {path}") from exc
