@@ -10,6 +10,7 @@ from typing import Generic, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from torchsmith.cache.model import CachePlan
 from torchsmith.redact import redact_data
 from torchsmith.spec import Backend, CacheKind, Linkage
 
@@ -121,6 +122,9 @@ class BuildPlan(_Frozen):
     cache_dir: str | None = Field(
         None, description="compiler cache directory; None: <cache root>/<cache kind>"
     )
+    cache_setup: CachePlan | None = Field(
+        None, description="the compiler cache's levels (local, shared, remote) and why"
+    )
     steps: list[PlanStep]
     warnings: list[str] = Field(default_factory=list)
 
@@ -141,6 +145,7 @@ class BuildPlan(_Frozen):
                     "output_dir",
                     "outputs",
                     "cache_dir",
+                    "cache_setup",
                     "install_python",
                     "steps",
                 },

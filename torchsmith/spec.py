@@ -88,6 +88,88 @@ class NcclLocation(_Strict):
     )
 
 
+_CACHE_URL_RE = re.compile(r"^(redis|rediss|http|https|s3)://[^\s]+$", re.IGNORECASE)
+_SIZE_RE = re.compile(r"^\d+(\.\d+)?\s*[KMGT]i?B?$|^\d+$", re.IGNORECASE)
+
+
+class CacheSpec(_Strict):
+    """The compiler cache: which program, where it stores (a local or shared directory, or a
+    remote every build machine reaches), and how paths are made equal between checkouts.
+    Credentials never go into the spec: name the variable or the mode-600 file holding them."""
+
+    kind: CacheKind = Field("ccache", description="Compiler cache used as compiler launcher.")
+    dir: str | None = Field(
+        None,
+        description="The local cache directory (also: a directory shared by several builds or "
+        "machines, e.g. on NFS). Default: <cache root>/<kind>.",
+    )
+    location: str | None = Field(
+        None,
+        description="A remote cache shared by every build naming it: redis://HOST:PORT[/DB], "
+        "http(s)://HOST/PATH (WebDAV) or s3://BUCKET[/PREFIX] (sccache only). The local "
+        "directory stays the first level. No credentials in the URL.",
+    )
+    endpoint: str | None = Field(
+        None,
+        description="S3-compatible endpoint for s3:// (http(s)://HOST:PORT); default: AWS.",
+    )
+    region: str | None = Field(None, description="S3 region for s3:// (default us-east-1).")
+    username: str | None = Field(
+        None, description="User name for the remote (Redis ACL user, WebDAV user)."
+    )
+    credentials_env: str | None = Field(
+        None,
+        description="Name of the environment variable holding the remote's password or token "
+        "(for s3://: AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY are read by sccache itself).",
+    )
+    credentials_file: str | None = Field(
+        None, description="A file only you can read (mode 600) holding the password or token."
+    )
+    basedir: str | None = Field(
+        None,
+        description="Paths under this directory are hashed relative to it, so checkouts in "
+        "different places share entries. Default: the cache root.",
+    )
+    size: str | None = Field(
+        None, description="Maximum size of the local cache ('20G'). Default: the tool's."
+    )
+    cluster: str | None = Field(
+        None,
+        description="sccache-dist scheduler URL (http://HOST:PORT) to compile on build servers.",
+    )
+    cluster_slots: int | None = Field(
+        None, ge=1, le=4096, description="Compile slots the cluster offers (sizes MAX_JOBS)."
+    )
+    cluster_token_env: str | None = Field(
+        None, description="Name of the environment variable holding the cluster's client token."
+    )
+
+    @field_validator("location", "cluster", "endpoint")
+    @classmethod
+    def _url(cls, value: str | None) -> str | None:
+        if value is None or not value.strip():
+            return None
+        return value.strip()
+
+    @field_validator("location")
+    @classmethod
+    def _location(cls, value: str | None) -> str | None:
+        if value is not None and "://" in value and not _CACHE_URL_RE.match(value):
+            raise ValueError(f"{value!r}: a remote cache is redis://, http(s):// (WebDAV) or s3://")
+        return value
+
+    @field_validator("size")
+    @classmethod
+    def _size(cls, value: str | None) -> str | None:
+        if value is not None and not _SIZE_RE.match(value.strip()):
+            raise ValueError(f"{value!r} is not a size like '20G' or '500M'")
+        return None if value is None else value.strip()
+
+    @property
+    def remote(self) -> bool:
+        return self.location is not None and "://" in self.location
+
+
 class BuildSpec(_Strict):
     """Everything a user can ask of a torchsmith build."""
 
@@ -151,8 +233,7 @@ class BuildSpec(_Strict):
     max_jobs: int | None = Field(
         None, ge=1, le=1024, description="Parallel compile jobs. Default: from cores and RAM."
     )
-    cache: CacheKind = Field("ccache", description="Compiler cache used as compiler launcher.")
-    cache_dir: str | None = Field(None, description="Compiler cache directory.")
+    cache: CacheSpec = Field(default_factory=CacheSpec, description="The compiler cache.")
     outputs: tuple[Output, ...] = Field(("wheel",), description="What the build produces.")
     output_dir: str = Field("dist", description="Where artifacts are published.")
     install_python: str | None = Field(

@@ -199,7 +199,7 @@ def specs(draw: st.DrawFn, key: str) -> dict[str, Any]:
 def test_the_fuzzed_keys_are_the_model_keys() -> None:
     """Derived, not listed: the newer keys are there because the model has them."""
     assert SPEC_LEAVES.keys() == spec_keys().keys()
-    newer = {"nccl.root", "nccl.include_dir", "nccl.lib_dir", "install_python", "cache_dir",
+    newer = {"nccl.root", "nccl.include_dir", "nccl.lib_dir", "install_python", "cache.dir",
              "outputs", "targets", "companions", "features.split_cuda"}  # fmt: skip
     assert newer <= SPEC_LEAVES.keys()
     assert "install" in get_args(get_args(SPEC_LEAVES["outputs"])[0])

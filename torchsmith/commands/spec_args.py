@@ -94,7 +94,11 @@ def add_spec_arguments(parser: argparse.ArgumentParser) -> None:
     )
     g.add_argument("--max-jobs", type=int, help="parallel compile jobs")
     g.add_argument("--cache", choices=get_args(CacheKind))
-    g.add_argument("--cache-dir")
+    g.add_argument("--cache-dir", help="local compiler cache directory (may be shared)")
+    g.add_argument(
+        "--cache-location",
+        help="remote compiler cache: redis://HOST:PORT, http(s)://HOST/PATH (WebDAV), s3://BUCKET",
+    )
     g.add_argument(
         "--output",
         dest="outputs",
@@ -148,8 +152,9 @@ def cli_values(args: argparse.Namespace) -> tuple[dict[str, Any], list[Problem]]
         "in_place": args.in_place,
         "targets": _csv(args.targets),
         "max_jobs": args.max_jobs,
-        "cache": args.cache,
-        "cache_dir": args.cache_dir,
+        "cache.kind": args.cache,
+        "cache.dir": args.cache_dir,
+        "cache.location": args.cache_location,
         "outputs": _csv(args.outputs),
         "output_dir": args.output_dir,
         "install_python": args.install_python,

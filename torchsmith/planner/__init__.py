@@ -11,6 +11,7 @@ from torchsmith.kb import KnowledgeBase
 from torchsmith.plan_model import BuildPlan, Decision
 from torchsmith.planner.archs import resolve_archs
 from torchsmith.planner.buildenv import plan_env
+from torchsmith.planner.cache import resolve_cache
 from torchsmith.planner.context import Ctx, decide
 from torchsmith.planner.environment import cmake_args
 from torchsmith.planner.features import resolve_features, resolve_linking
@@ -44,13 +45,6 @@ def _fail(ctx: Ctx) -> PlanError:
     return PlanError(ctx.problems, hint)
 
 
-def _cache(ctx: Ctx) -> Decision[Any]:
-    # where the cache lives (plan.cache_dir) does not change the result: not in the hash
-    if ctx.asked("cache"):
-        return ctx.user("cache", ctx.spec.cache, "compiler cache (asked)")
-    return decide(ctx.spec.cache, "default", "compiler cache")
-
-
 def _plan(ctx: Ctx, can: Capabilities) -> BuildPlan:
     spec = ctx.spec
     torch = resolve_torch(ctx)
@@ -76,6 +70,7 @@ def _plan(ctx: Ctx, can: Capabilities) -> BuildPlan:
         jobs=jobs,
         fixes=fixes,
     )
+    cache, cache_setup = resolve_cache(ctx)
     refuse_unsupported(ctx, can, linking["cuda"].value)
     if ctx.problems:
         raise _fail(ctx)
@@ -98,8 +93,9 @@ def _plan(ctx: Ctx, can: Capabilities) -> BuildPlan:
         max_jobs=jobs[0],
         max_jobs_cuda=jobs[1],
         disk_gb=resolve_disk(ctx, cuda.value, len(archs.value)),
-        cache=_cache(ctx),
-        cache_dir=spec.cache_dir,
+        cache=cache,
+        cache_dir=cache_setup.local_dir,
+        cache_setup=cache_setup,
         fixes=fixes,
         targets=list(spec.targets),
         outputs=list(spec.outputs),

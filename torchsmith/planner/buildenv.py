@@ -32,13 +32,14 @@ def _build_version(ctx: Ctx, torch: str, cuda: str | None) -> list[EnvSetting]:
 
 
 def _cache_env(ctx: Ctx) -> list[EnvSetting]:
-    if ctx.spec.cache == "none":
+    kind = ctx.spec.cache.kind
+    if kind == "none":
         return [by_option(ctx, "USE_CCACHE", False, "no compiler cache asked")]
     why = (
-        f"{ctx.spec.cache} as compiler launcher (CMake ≥ 3.17 reads CMAKE_<LANG>_COMPILER_LAUNCHER "
+        f"{kind} as compiler launcher (CMake ≥ 3.17 reads CMAKE_<LANG>_COMPILER_LAUNCHER "
         "from the environment, whatever the release's setup.py forwards)"
     )
-    env = [EnvSetting(name=v, value=ctx.spec.cache, reason=why) for v in CACHE_LAUNCHER_VARS]
+    env = [EnvSetting(name=v, value=kind, reason=why) for v in CACHE_LAUNCHER_VARS]
     pinned = (
         "pinned off: torchsmith sets the launcher itself "
         "(docs/debian-source-builds.md §1.6: an unpinned USE_CCACHE "

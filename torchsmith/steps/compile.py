@@ -55,6 +55,13 @@ def read_cache_stats(ctx: BuildContext, benv: BuildEnv) -> CacheStats | None:
     return benv.cache.parse_stats("\n".join(done.tail)) if done.returncode == 0 else None
 
 
+def stop_cache_server(ctx: BuildContext, benv: BuildEnv) -> None:
+    """End this build's sccache server (its statistics are read): no daemon outlives a build."""
+    command = benv.cache.stop_command()
+    if command is not None:
+        ctx.executor.run(command, env=benv.env, check=False)
+
+
 def compile_targets(ctx: BuildContext, tree: Path, benv: BuildEnv) -> CompileResult:
     targets = list(ctx.plan.targets)
     before = read_cache_stats(ctx, benv)
@@ -64,6 +71,7 @@ def compile_targets(ctx: BuildContext, tree: Path, benv: BuildEnv) -> CompileRes
         argv = build_command(build_dir(tree), targets, jobs)
         ctx.executor.run(argv, env=benv.env, cwd=tree, log_path=ctx.log(STAGE), on_line=watcher)
     after = read_cache_stats(ctx, benv)
+    stop_cache_server(ctx, benv)
     stats = after.minus(before) if after and before else None
     last = watcher.last
     return CompileResult(

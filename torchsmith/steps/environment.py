@@ -10,7 +10,6 @@ cannot configure old releases) and so is the ``dataclasses`` back-port (stdlib s
 
 from __future__ import annotations
 
-import dataclasses
 import re
 import sys
 from collections.abc import Iterable, Mapping
@@ -18,7 +17,7 @@ from pathlib import Path
 
 from packaging.requirements import InvalidRequirement, Requirement
 
-from torchsmith.cache import CompilerCache, make_cache
+from torchsmith.cache import CachePlan, CompilerCache, cache_from_plan
 from torchsmith.plan_model import BuildPlan
 from torchsmith.report.ninja import NINJA_STATUS
 from torchsmith.steps.context import BuildContext
@@ -107,6 +106,7 @@ def compose_env(
     own["VIRTUAL_ENV"] = str(venv)
     own["PATH"] = f"{venv / 'bin'}:{base.get('PATH', '/usr/bin:/bin')}"
     env.update(own)
+    env.update(cache.secret_env())  # the remote's password: compile env only, never shown
     return env, frozenset(own)
 
 
@@ -124,16 +124,21 @@ def _make_venv(ctx: BuildContext, tools: Toolchain, tree: Path, env: Mapping[str
     ctx.executor.run([*pip, *reqs], env=env, log_path=log)
 
 
+def _cache_setup(plan: BuildPlan) -> CachePlan:
+    """The plan's cache levels (plans written before the cache section: kind + directory)."""
+    if plan.cache_setup is not None:
+        return plan.cache_setup
+    return CachePlan(kind=plan.cache.value, local_dir=plan.cache_dir)
+
+
 def prepare_environment(
     ctx: BuildContext, tools: Toolchain, tree: Path, base: Mapping[str, str] | None = None
 ) -> BuildEnv:
     """Make (once) the workspace's Python env; compose the build's variables over ``base``
     (the executor's environment, plus the CUDA toolkit's variables for CUDA builds)."""
     venv = ctx.workspace.venv
-    cache = make_cache(ctx.plan.cache.value, ctx.options.cache_root, tools.cache)
-    if ctx.plan.cache_dir:  # the spec's cache_dir (a shared directory, say)
-        cache = dataclasses.replace(cache, directory=Path(ctx.plan.cache_dir).expanduser())
     base = ctx.executor.environment() if base is None else base
+    cache = cache_from_plan(_cache_setup(ctx.plan), ctx.options.cache_root, tools.cache, base)
     env, keys = compose_env(base, ctx.plan, tools, venv, cache)
     if not ctx.workspace.is_done(STAGE):
         with ctx.stage(STAGE, f"Python env {venv} + build requirements"):

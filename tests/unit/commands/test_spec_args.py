@@ -21,7 +21,7 @@ def _parser() -> argparse.ArgumentParser:
 
 def test_every_top_level_key_has_a_flag() -> None:
     values, _ = cli_values(_parser().parse_args([]))
-    nested = {"features", "linking", "nccl"}
+    nested = {"features", "linking", "nccl", "cache"}
     assert set(BuildSpec.model_fields) - nested - FILE_ONLY <= set(values)
 
 

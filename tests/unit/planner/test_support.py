@@ -98,7 +98,7 @@ def test_spec_key_toolkit_container_is_refused() -> None:
 
 
 def test_spec_key_cache_dir_is_carried_into_the_plan() -> None:
-    p = plan(torch="2.5.1", accelerator="cpu", cache_dir="/srv/ccache")
+    p = plan(torch="2.5.1", accelerator="cpu", **{"cache.dir": "/srv/ccache"})
     assert p.cache_dir == "/srv/ccache"
     assert p.plan_hash() == plan(torch="2.5.1", accelerator="cpu").plan_hash()
 

@@ -95,7 +95,7 @@ def test_a_step_out_of_order_is_an_internal_error_not_a_crash(tmp_path: Path) ->
 
 def test_the_spec_cache_dir_is_the_compiler_cache_the_build_uses(tmp_path: Path) -> None:
     shared = tmp_path / "shared-ccache"
-    plan = _plan(tmp_path, targets=("c10",), cache_dir=str(shared))
+    plan = _plan(tmp_path, targets=("c10",), **{"cache.dir": str(shared)})
     result, _ = _build(tmp_path, plan)
     assert result.manifest["env"]["CCACHE_DIR"] == str(shared)
 

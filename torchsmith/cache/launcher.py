@@ -1,0 +1,180 @@
+"""The compiler cache (ccache or sccache) used as CMake's compiler launcher, for C, C++ and
+CUDA (nvcc) alike.
+
+The local level lives in the torchsmith cache root (or the plan's directory). ``CCACHE_BASEDIR``
+is the cache root too (or the plan's basedir), so two build directories of the same source hit
+each other's entries. ``USE_CCACHE`` is always pinned to ``0``: PyTorch 1.x's CMake turns ccache
+on by itself when it finds one, which changes every command line behind the plan's back
+(docs/debian-source-builds.md §1.6, "always set USE_CCACHE"). A remote level
+(:mod:`torchsmith.cache.remote`) adds variables; its secret stays out of :meth:`env`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from torchsmith.cache.credentials import read_secret
+from torchsmith.cache.model import CachePlan
+from torchsmith.cache.remote import RemoteEnv, ccache_remote, sccache_remote
+from torchsmith.cache.stats import CacheStats, parse_ccache_print_stats, parse_sccache_json
+from torchsmith.spec import CacheKind
+
+_LANGS = ("C", "CXX", "CUDA")
+_UDS_MAX = 100  # sun_path holds 108 bytes
+
+
+@dataclass(frozen=True)
+class CompilerCache:
+    """Which compiler cache, where it stores, and the paths it treats as equal."""
+
+    kind: CacheKind
+    directory: Path
+    basedir: Path
+    program: str | None = None
+    size: str | None = None
+    shared: bool = False
+    remote: str | None = None
+    remote_env: RemoteEnv = field(default_factory=RemoteEnv)
+
+    @property
+    def active(self) -> bool:
+        return self.kind != "none" and self.program is not None
+
+    def env(self) -> dict[str, str]:
+        """The variables that make CMake use this cache (and only this one); no secret."""
+        env = {"USE_CCACHE": "0"}
+        if not self.active:
+            return env
+        for lang in _LANGS:
+            env[f"CMAKE_{lang}_COMPILER_LAUNCHER"] = str(self.program)
+        env.update(self._ccache_env() if self.kind == "ccache" else self._sccache_env())
+        env.update(self.remote_env.public)
+        return env
+
+    def secret_env(self) -> dict[str, str]:
+        """The variables that carry the remote's credentials (compile environment only)."""
+        return dict(self.remote_env.secret) if self.active else {}
+
+    def _ccache_env(self) -> dict[str, str]:
+        env = {"CCACHE_DIR": str(self.directory), "CCACHE_BASEDIR": str(self.basedir)}
+        env["CCACHE_NOHASHDIR"] = "1"
+        if self.size:
+            env["CCACHE_MAXSIZE"] = self.size
+        if self.shared:  # ccache manual, "Sharing a local storage": group-writable files
+            env["CCACHE_UMASK"] = "002"
+        return env
+
+    def _sccache_env(self) -> dict[str, str]:
+        env = {"SCCACHE_DIR": str(self.directory), "SCCACHE_BASEDIRS": str(self.basedir)}
+        env["SCCACHE_SERVER_UDS"] = str(self.server_socket)  # a server of this build alone
+        if self.size:
+            env["SCCACHE_CACHE_SIZE"] = self.size
+        return env
+
+    @property
+    def server_socket(self) -> Path:
+        """The sccache server's socket: in the cache directory when the path fits a socket."""
+        path = self.directory / "server.sock"
+        if len(str(path)) < _UDS_MAX:
+            return path
+        digest = hashlib.sha256(str(self.directory).encode()).hexdigest()[:12]
+        return Path("/tmp") / f"torchsmith-sccache-{digest}.sock"
+
+    def stats_command(self) -> list[str] | None:
+        """The command printing machine-readable statistics, None without a cache."""
+        if not self.active:
+            return None
+        if self.kind == "ccache":
+            return [str(self.program), "--print-stats"]
+        return [str(self.program), "--show-stats", "--stats-format=json"]
+
+    def stop_command(self) -> list[str] | None:
+        """The command that ends this build's sccache server (ccache has none)."""
+        if not self.active or self.kind != "sccache":
+            return None
+        return [str(self.program), "--stop-server"]
+
+    def parse_stats(self, text: str) -> CacheStats:
+        remote = self.remote is not None
+        if self.kind == "sccache":
+            return parse_sccache_json(text, remote)
+        return parse_ccache_print_stats(text, remote)
+
+
+def make_cache(kind: str, cache_root: Path, program: str | None) -> CompilerCache:
+    """The plan's compiler cache, stored under ``cache_root/<kind>``, no remote."""
+    checked: CacheKind = kind if kind in ("ccache", "sccache") else "none"  # type: ignore[assignment]
+    return CompilerCache(checked, cache_root / checked, cache_root, program)
+
+
+def cache_from_plan(
+    setup: CachePlan, cache_root: Path, program: str | None, env: Mapping[str, str]
+) -> CompilerCache:
+    """The compiler cache the plan's cache section describes; the remote's secret is read from
+    ``env`` (the build's base environment) or the plan's mode-600 file."""
+    base = make_cache(setup.kind, cache_root, program)
+    directory = Path(setup.local_dir).expanduser() if setup.local_dir else base.directory
+    basedir = Path(setup.basedir).expanduser() if setup.basedir else base.basedir
+    remote_env = RemoteEnv()
+    if setup.remote is not None and base.kind != "none":
+        secret = read_secret(setup, env)
+        build = ccache_remote if base.kind == "ccache" else sccache_remote
+        remote_env = build(setup, secret)
+    return CompilerCache(
+        base.kind,
+        directory,
+        basedir,
+        program,
+        setup.size,
+        setup.shared_dir,
+        setup.remote,
+        remote_env,
+    )
+
+
+# The launcher variables a manifest may show: where the cache is and how paths are hashed.
+# Never a prefix match: CCACHE_REMOTE_STORAGE (with user-info), SCCACHE_REDIS_PASSWORD,
+# SCCACHE_WEBDAV_PASSWORD/TOKEN, SCCACHE_AZURE_CONNECTION_STRING… carry credentials
+# (https://ccache.dev/manual/latest.html,
+# https://github.com/mozilla/sccache/blob/main/docs/Configuration.md).
+LAUNCHER_KEYS = frozenset(
+    {
+        "USE_CCACHE",
+        "CCACHE_DIR",
+        "CCACHE_BASEDIR",
+        "CCACHE_NOHASHDIR",
+        "CCACHE_HASHDIR",
+        "CCACHE_MAXSIZE",
+        "CCACHE_UMASK",
+        "CCACHE_COMPILERCHECK",
+        "CCACHE_SLOPPINESS",
+        "CCACHE_DISABLE",
+        "SCCACHE_DIR",
+        "SCCACHE_BASEDIRS",
+        "SCCACHE_CACHE_SIZE",
+        "SCCACHE_DIRECT",
+        "SCCACHE_RECACHE",
+        "SCCACHE_NO_DAEMON",
+        "SCCACHE_IDLE_TIMEOUT",
+        "SCCACHE_SERVER_UDS",
+        "SCCACHE_MULTILEVEL_CHAIN",
+        "SCCACHE_REDIS_ENDPOINT",
+        "SCCACHE_REDIS_DB",
+        "SCCACHE_WEBDAV_ENDPOINT",
+        "SCCACHE_BUCKET",
+        "SCCACHE_ENDPOINT",
+        "SCCACHE_REGION",
+        "SCCACHE_S3_KEY_PREFIX",
+        "SCCACHE_S3_USE_SSL",
+    }
+)
+
+
+def launcher_env_keys(env: Mapping[str, str]) -> dict[str, str]:
+    """The known, non-secret launcher variables of ``env`` (for the manifest)."""
+    keys = {k: v for k, v in env.items() if k in LAUNCHER_KEYS}
+    keys.update({k: v for k, v in env.items() if k.endswith("_COMPILER_LAUNCHER")})
+    return keys

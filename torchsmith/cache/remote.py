@@ -1,0 +1,88 @@
+"""The remote level of the compiler cache, spelled the way each tool reads it.
+
+ccache (4.7.5 on Debian 12: ``redis-storage``, ``http-storage``) takes one URL in
+``CCACHE_REMOTE_STORAGE``; the password goes into its user-info (the only place 4.7 reads it)
+and WebDAV needs ``layout=flat`` (wsgidav answers 409 to ccache's sub-directories;
+https://ccache.dev/manual/4.7.5.html#_http_storage_backend). sccache reads one variable per
+setting (https://github.com/mozilla/sccache/blob/v0.16.0/docs/Configuration.md) and keeps the
+local disk as the first level with ``SCCACHE_MULTILEVEL_CHAIN=disk,<remote>``.
+
+Two dicts come back: ``public`` (shown in the manifest, redacted anyway) and ``secret`` (only in
+the compile environment). A location never carries credentials (refused at plan time).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from urllib.parse import quote, urlsplit
+
+from torchsmith.cache.credentials import CacheSecret
+from torchsmith.cache.model import CachePlan
+
+
+@dataclass(frozen=True)
+class RemoteEnv:
+    public: dict[str, str] = field(default_factory=dict)
+    secret: dict[str, str] = field(default_factory=dict, repr=False)
+
+
+def ccache_remote(setup: CachePlan, secret: CacheSecret | None) -> RemoteEnv:
+    """``CCACHE_REMOTE_STORAGE`` for a redis:// or http(s):// (WebDAV) remote."""
+    assert setup.remote is not None
+    url = setup.remote + ("|layout=flat" if setup.remote_kind == "webdav" else "")
+    public = {"CCACHE_REMOTE_STORAGE": url}
+    if secret is None:
+        return RemoteEnv(public)
+    return RemoteEnv(public, {"CCACHE_REMOTE_STORAGE": _with_userinfo(url, setup, secret)})
+
+
+def _with_userinfo(url: str, setup: CachePlan, secret: CacheSecret) -> str:
+    scheme, _, rest = url.partition("://")
+    user = f"{quote(setup.username, safe='')}:" if setup.username else ""
+    return f"{scheme}://{user}{quote(secret.reveal(), safe='')}@{rest}"
+
+
+def sccache_remote(setup: CachePlan, secret: CacheSecret | None) -> RemoteEnv:
+    """The ``SCCACHE_*`` variables of the remote, with the local disk as the first level."""
+    assert setup.remote is not None and setup.remote_kind is not None
+    builders = {"redis": _sccache_redis, "webdav": _sccache_webdav, "s3": _sccache_s3}
+    env = builders[setup.remote_kind](setup, secret)
+    env.public["SCCACHE_MULTILEVEL_CHAIN"] = f"disk,{setup.remote_kind}"
+    return env
+
+
+def _sccache_redis(setup: CachePlan, secret: CacheSecret | None) -> RemoteEnv:
+    assert setup.remote is not None
+    parts = urlsplit(setup.remote)
+    public = {"SCCACHE_REDIS_ENDPOINT": f"{parts.scheme}://{parts.netloc}"}
+    if parts.path.strip("/"):
+        public["SCCACHE_REDIS_DB"] = parts.path.strip("/")
+    if setup.username:
+        public["SCCACHE_REDIS_USERNAME"] = setup.username
+    hidden = {"SCCACHE_REDIS_PASSWORD": secret.reveal()} if secret else {}
+    return RemoteEnv(public, hidden)
+
+
+def _sccache_webdav(setup: CachePlan, secret: CacheSecret | None) -> RemoteEnv:
+    assert setup.remote is not None
+    public = {"SCCACHE_WEBDAV_ENDPOINT": setup.remote}
+    if setup.username:
+        public["SCCACHE_WEBDAV_USERNAME"] = setup.username
+    if secret is None:
+        return RemoteEnv(public)
+    name = "SCCACHE_WEBDAV_PASSWORD" if setup.username else "SCCACHE_WEBDAV_TOKEN"
+    return RemoteEnv(public, {name: secret.reveal()})
+
+
+def _sccache_s3(setup: CachePlan, secret: CacheSecret | None) -> RemoteEnv:
+    """S3 credentials are AWS's own variables (AWS_ACCESS_KEY_ID…), read by sccache from the
+    environment it inherits; ``secret`` is unused (the plan refuses credentials_* for s3)."""
+    assert setup.remote is not None
+    parts = urlsplit(setup.remote)
+    public = {"SCCACHE_BUCKET": parts.netloc, "SCCACHE_REGION": setup.region or "us-east-1"}
+    if parts.path.strip("/"):
+        public["SCCACHE_S3_KEY_PREFIX"] = parts.path.strip("/")
+    if setup.endpoint:
+        public["SCCACHE_ENDPOINT"] = setup.endpoint
+        public["SCCACHE_S3_USE_SSL"] = "false" if setup.endpoint.startswith("http:") else "true"
+    return RemoteEnv(public)
