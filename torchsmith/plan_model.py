@@ -28,6 +28,7 @@ StepName = Literal[
     "repair",
     "verify",
     "publish",
+    "conda",
     "install",
 ]
 """The steps the pipeline carries out, in the order they may appear in a plan. Work that happens

@@ -60,6 +60,12 @@ def _finish(inputs: StepInputs) -> list[PlanStep]:
         PlanStep(name="verify", what="inspect the wheel against this plan; smoke tests"),
         PlanStep(name="publish", what=f"{', '.join(inputs.outputs)} + manifest, atomically"),
     ]
+    if "conda" in inputs.outputs:
+        steps.append(
+            PlanStep(
+                name="conda", what="conda package of the wheel into OUTPUT/conda-channel, indexed"
+            )
+        )
     if "install" in inputs.outputs:
         where = inputs.install_python or "(no interpreter given)"
         steps.append(

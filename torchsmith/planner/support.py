@@ -20,8 +20,8 @@ ISSUES = {
     "companion": "companion libraries are planned but not yet built (the `companion` step)",
     "container": "builds in a container (docker, podman, buildah, apptainer) are not carried "
     "out yet",
-    "output": "only wheels and installs are produced yet (conda packages and images are "
-    "planned outputs of later versions)",
+    "output": "only wheels, conda packages and installs are produced yet (images are a "
+    "planned output of a later version)",
     "pip-deps": "the knowledge base records no nvidia-* wheel versions for a release's CUDA "
     "(the official wheels' Requires-Dist pins), so a wheel cannot declare honest nvidia-* "
     "dependencies nor load them from site-packages yet",
@@ -44,7 +44,7 @@ class Capabilities:
 
 PIPELINE = Capabilities(
     backends=frozenset({"local"}),
-    outputs=frozenset({"wheel", "install"}),
+    outputs=frozenset({"wheel", "conda", "install"}),
     steps=frozenset(get_args(StepName)),
     repair=True,
 )

@@ -1,15 +1,57 @@
-"""Conda packages into a channel directory (placeholder until the conda step lands)."""
+"""Conda packages into a channel directory: ``SUBDIR/FILE`` (the subdirectory read from the
+package's own ``info/index.json``), copied atomically, then the channel indexed with py-rattler
+(``repodata.json`` per subdirectory). Idempotent: a file of the same name with the same sha256
+is a no-op (the index is still brought up to date), another one is refused."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
-from torchsmith.errors import UsageError
-from torchsmith.publish.model import Published
+from torchsmith.atomic import copy_file
+from torchsmith.errors import PublishError, UsageError
+from torchsmith.hashing import sha256_file
+from torchsmith.packaging.conda import index_channel
+from torchsmith.publish.model import Outcome, Published
+
+
+def package_subdir(package: Path) -> str:
+    """``linux-64``, ``noarch``…: the ``subdir`` of the package's ``info/index.json``."""
+    from rattler.package import IndexJson
+
+    try:
+        index = IndexJson.from_package_archive(package)
+    except Exception as exc:  # rattler raises its own exception types for a bad archive
+        raise UsageError(f"{package}: not a conda package ({exc})", "build one first") from None
+    return str(index.subdir or "noarch")
+
+
+def add_to_channel(package: Path, channel: Path) -> Published:
+    """``package`` into ``channel`` (created when missing) and the channel re-indexed."""
+    sha = sha256_file(package)
+    dest = channel / package_subdir(package) / package.name
+    outcome: Outcome = "already-there"
+    if dest.exists():
+        theirs = sha256_file(dest)
+        if theirs != sha:
+            raise PublishError(
+                f"{dest} already exists with sha256 {theirs}; this package is {sha}",
+                "give this build another build number or version, or remove the old package "
+                "from the channel first",
+            )
+    else:
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        copy_file(package, dest)
+        outcome = "uploaded"
+    index_channel(channel)
+    return Published(package.name, sha, outcome, str(channel))
 
 
 def publish_packages(files: list[Path], channel: Path) -> list[Published]:
-    raise UsageError(
-        f"conda-channel:{channel}: publishing conda packages is not carried out yet",
-        "publish wheels to a PyPI-compatible index (--to pypi-index:URL)",
-    )
+    return [add_to_channel(f, channel) for f in files]
+
+
+def repodata(channel: Path, subdir: str) -> dict[str, object]:
+    """The channel's index of one subdirectory (for callers and tests)."""
+    data: dict[str, object] = json.loads((channel / subdir / "repodata.json").read_text())
+    return data

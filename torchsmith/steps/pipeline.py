@@ -18,6 +18,7 @@ from torchsmith.plan_model import BuildPlan, StepName
 from torchsmith.report.progress import Reporter
 from torchsmith.steps import (
     compile,
+    conda,
     configure,
     environment,
     fixes,
@@ -62,6 +63,8 @@ def step_impl(name: StepName) -> StepFn:
             return verify.run
         case "publish":
             return outputs.run
+        case "conda":
+            return conda.run
         case "install":
             return install.run
         case _:

@@ -46,8 +46,8 @@ def test_backend_the_pipeline_cannot_run_is_refused() -> None:
 
 
 def test_output_the_pipeline_cannot_make_is_refused() -> None:
-    text = refusal(torch="2.5.1", accelerator="cpu", outputs=("wheel", "conda"))
-    assert "outputs conda: only wheels and installs are produced yet" in text
+    text = refusal(torch="2.5.1", accelerator="cpu", outputs=("wheel", "docker-image"))
+    assert "outputs docker-image: only wheels, conda packages and installs are produced" in text
     assert "--output wheel" in text
 
 
@@ -105,7 +105,7 @@ def test_spec_key_cache_dir_is_carried_into_the_plan() -> None:
 
 def test_every_problem_is_reported_at_once() -> None:
     with pytest.raises(PlanError) as info:
-        plan(torch="2.5.1", accelerator="cpu", backend="docker", outputs=("conda",),
+        plan(torch="2.5.1", accelerator="cpu", backend="docker", outputs=("docker-image",),
              companions=("torchvision",))  # fmt: skip
     assert [p.field for p in info.value.problems] == ["backend", "outputs", "companions"]
 

@@ -1,0 +1,2 @@
+"""Packages other than the wheel, made from it: conda packages and local channels
+(:mod:`.conda`)."""
