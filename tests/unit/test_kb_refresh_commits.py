@@ -104,8 +104,8 @@ def test_the_kb_records_a_sourced_commit_for_every_release_it_can() -> None:
     releases = kb.load().releases
     missing = {r.torch for r in releases if not r.commit}
     # 1.0.x wheels carry no git_version; after 2.3.0 only a tag record counts, and the copied
-    # spack record ends at 2.10.0.
-    assert missing == {"main", "1.0.0", "1.0.1", "2.11.0", "2.12.0", "2.12.1", "2.13.0",
+    # spack record ends at 2.10.0; 1.8.2 (LTS) has no PyPI wheel and no spack record.
+    assert missing == {"main", "1.0.0", "1.0.1", "1.8.2", "2.11.0", "2.12.0", "2.12.1", "2.13.0",
                        "2.14.0", "2.14.1", "2.15.0"}  # fmt: skip
     for rel in releases:
         if rel.commit:

@@ -133,6 +133,29 @@ def test_gcc_min_is_at_least_the_language_floor(releases: dict[str, Release]) ->
         assert Version(rel.gcc_min) >= Version(floor[rel.cxx_standard]), rel.torch
 
 
+def test_1_8_2_lts_names_its_companions_and_no_torchtext(releases: dict[str, Release]) -> None:
+    lts = releases["1.8.2"]
+    assert (lts.torchvision, lts.torchaudio, lts.torchtext) == ("0.9.2", "0.8.2", None)
+    assert lts.cuda == ["10.2", "11.1"] and lts.python_max == "3.8"
+    assert "v1.8.2 with LTS support" in lts.sources["torchvision"]
+
+
+def test_a_release_without_a_companion_says_why(releases: dict[str, Release]) -> None:
+    for rel in releases.values():
+        for name in ("torchvision", "torchaudio", "torchtext"):
+            if getattr(rel, name) is None:
+                assert name in rel.sources, f"{rel.torch}: no {name} and no word why"
+
+
+def test_2_2_needs_gcc_9_3_from_its_cmake_check(releases: dict[str, Release]) -> None:
+    # pytorch/pytorch#112858 (CMakeLists.txt 'GCC-9.3 or newer is required') landed before the
+    # release/2.2 branch cut; the C++17.h header's 'GCC 5' is the extension check.
+    for version in ("2.2.0", "2.2.1"):
+        assert releases[version].gcc_min == "9.3"
+        assert "pull/112858" in releases[version].sources["gcc_min"]
+    assert releases["2.1.2"].gcc_min == "7"
+
+
 # -- the loader rejects unsourced facts -----------------------------------------------------------
 def _record(**overrides: Any) -> dict[str, Any]:
     base: dict[str, Any] = {

@@ -25,6 +25,7 @@ from pydantic import BaseModel, ValidationError
 from torchsmith.errors import KnowledgeBaseError, UnknownEntryError
 from torchsmith.kb.facts import render_fix
 from torchsmith.kb.models import (
+    ArchParser,
     ArchSuffix,
     BuildOption,
     CudaRelease,
@@ -51,6 +52,7 @@ _TABLES: dict[str, type[BaseModel]] = {
     "fix": Fix,
     "debian": DebianPackage,
     "arch_suffix": ArchSuffix,
+    "arch_parser": ArchParser,
 }
 
 
@@ -77,6 +79,7 @@ class KnowledgeBase:
     fixes: tuple[Fix, ...]
     debian_packages: tuple[DebianPackage, ...] = ()
     arch_suffixes: tuple[ArchSuffix, ...] = ()
+    arch_parsers: tuple[ArchParser, ...] = ()
 
     # -- releases -------------------------------------------------------------------------
     def release(self, version: str) -> Release:
@@ -122,6 +125,12 @@ class KnowledgeBase:
 
     def arch_suffix(self, suffix: str) -> ArchSuffix | None:
         return next((a for a in self.arch_suffixes if a.suffix == suffix), None)
+
+    def arch_parser(self, torch: str) -> ArchParser | None:
+        """What release ``torch`` accepts as GPU targets (``main``: the newest release's)."""
+        wanted = self.newest_release().torch if torch == "main" else torch
+        tv = version_key(wanted)
+        return next((p for p in self.arch_parsers if tv in SpecifierSet(p.torch)), None)
 
     # -- GPUs -----------------------------------------------------------------------------
     def gpu(self, name: str) -> Gpu:
@@ -254,7 +263,7 @@ def _parse(table: str, model: type[M]) -> tuple[M, ...]:
 
 def _check_specifiers(kb: KnowledgeBase) -> None:
     specs: Iterable[tuple[str, str]] = [(a.torch, f"arch_list {a.cuda}") for a in kb.arch_lists]
-    specs = [*specs]
+    specs = [*specs, *((p.torch, "arch_parser") for p in kb.arch_parsers)]
     for fix in kb.fixes:
         a = fix.applies
         specs += [(s, f"fix {fix.id}") for s in (a.torch, a.cuda, a.gcc, a.python) if s]
@@ -278,6 +287,7 @@ def load() -> KnowledgeBase:
         fixes=tuple(render_fix(f, cudas) for f in _parse("fix", Fix)),
         debian_packages=_parse("debian", DebianPackage),
         arch_suffixes=_parse("arch_suffix", ArchSuffix),
+        arch_parsers=_parse("arch_parser", ArchParser),
     )
     _check_specifiers(kb)
     return kb

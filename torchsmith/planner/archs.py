@@ -9,9 +9,10 @@ from typing import Any
 from packaging.version import Version
 
 from torchsmith.errors import UnknownEntryError
-from torchsmith.kb.models import CudaRelease
+from torchsmith.kb.models import CudaRelease, OfficialArchList
 from torchsmith.plan_model import Decision
 from torchsmith.planner.context import Ctx, decide
+from torchsmith.planner.ranges import release_accepts
 from torchsmith.planner.toolchain import newest_cuda, releases_with_cuda
 
 _CC = re.compile(r"^(\d+)\.(\d+)([af]?)(\+PTX)?$", re.IGNORECASE)
@@ -63,17 +64,102 @@ def _expand(ctx: Ctx, target: str, cuda: str) -> list[str]:
         return []
 
 
+def _entries(entry: OfficialArchList) -> list[str]:
+    return [c for c in (_canon(e) for e in entry.arch_list.split(";")) if c]
+
+
 def _official(ctx: Ctx, cuda: str) -> list[str]:
     torch = ctx.release.torch if ctx.release else ""
     entry = ctx.kb.official_arch_list(torch, cuda) if torch else None
-    if entry is None:
+    if entry is not None:
+        return _entries(entry)
+    clipped = _nearest_clipped(ctx, ctx.kb.cuda(cuda))
+    if clipped is None:
         ctx.problem(
-            f"the knowledge base has no official arch list for torch {torch} with CUDA {cuda}",
+            f"the knowledge base has no official arch list for torch {torch}",
             "name the GPU targets (e.g. --gpu 8.6 --gpu 9.0) or use a CUDA the release shipped",
             "gpus",
         )
         return []
-    return [c for c in (_canon(e) for e in entry.arch_list.split(";")) if c]
+    ctx.warnings.append(clipped[1])
+    return clipped[0]
+
+
+def _lists_of(ctx: Ctx) -> list[OfficialArchList]:
+    rel = ctx.release
+    if rel is None:
+        return []
+    torch = ctx.kb.newest_release().torch if rel.torch == "main" else rel.torch
+    return ctx.kb.release_arch_lists(torch)
+
+
+def _nearest(ctx: Ctx, cuda: str) -> OfficialArchList | None:
+    """The release's official list for the CUDA nearest ``cuda`` (a tie goes to the newer)."""
+    lists = sorted(_lists_of(ctx), key=lambda e: Version(e.cuda), reverse=True)
+    return min(lists, key=lambda e: abs(_cuda_number(e.cuda) - _cuda_number(cuda)), default=None)
+
+
+def _cuda_number(cuda: str) -> int:
+    """'12.1' -> 1201: a distance where 11.8 is nearer 12.1 than 11.7 is."""
+    version = Version(cuda)
+    return version.major * 100 + version.minor
+
+
+def _nearest_clipped(ctx: Ctx, cuda: CudaRelease) -> tuple[list[str], str] | None:
+    """The nearest official list clipped to what this nvcc compiles and this release accepts,
+    with the reason; None when the release has no official list at all."""
+    near = _nearest(ctx, cuda.version)
+    if near is None or ctx.release is None:
+        return None
+    parser = ctx.kb.arch_parser(ctx.release.torch)
+    entries = _entries(near)
+    kept = [
+        e for e in entries if base_cc(e) in cuda.archs and (parser is None or parser.accepts(e))
+    ]
+    dropped = [e for e in entries if e not in kept]
+    why = (
+        f"torch {ctx.release.torch} shipped no CUDA {cuda.version} build, so it has no official "
+        f"arch list for it: planned the nearest one (CUDA {near.cuda}: {near.arch_list}) "
+        f"clipped to what CUDA {cuda.version}'s nvcc can target"
+        + (f" (dropped {', '.join(dropped)})" if dropped else "")
+    )
+    return kept, why
+
+
+def _native_default(ctx: Ctx) -> list[str]:
+    """This machine's GPUs, when the build runs here and the release accepts every one."""
+    if ctx.spec.backend != "local" or not ctx.host.gpus or ctx.release is None:
+        return []
+    ccs = sorted({g.compute_capability for g in ctx.host.gpus}, key=_cc_key)
+    parser = ctx.kb.arch_parser(ctx.release.torch)
+    refused = [cc for cc in ccs if parser is not None and not parser.accepts(cc)]
+    if refused:
+        ctx.warnings.append(
+            f"this machine's GPU target(s) {', '.join(refused)} are not ones torch "
+            f"{ctx.release.torch}'s build accepts: not planned (`--gpu {refused[0]}` says which "
+            "release does)"
+        )
+        return []
+    return ccs
+
+
+def _default(ctx: Ctx, cuda: CudaRelease) -> tuple[list[str], str]:
+    """No GPU target given: the official list; for a CUDA the release did not ship, this
+    machine's GPUs where it has some, else the nearest official list clipped."""
+    torch = ctx.release.torch if ctx.release else ""
+    entry = ctx.kb.official_arch_list(torch, cuda.version) if torch else None
+    if entry is not None:
+        return _entries(entry), "default: the official binaries' arch list for this release"
+    ccs = _native_default(ctx)
+    if ccs:
+        return ccs, (
+            f"default 'native': torch {torch} shipped no CUDA {cuda.version} build (no official "
+            f"arch list for it); built for this machine's GPUs ({', '.join(ccs)})"
+        )
+    clipped = _nearest_clipped(ctx, cuda)
+    if clipped is None:
+        return _official(ctx, cuda.version), "default: no official list"
+    return clipped[0], "default: " + clipped[1]
 
 
 def _cudas_for(ctx: Ctx, cc: str) -> list[str]:
@@ -116,6 +202,8 @@ def _check_buildable(ctx: Ctx, entries: list[str], cuda: CudaRelease) -> list[st
     ok = []
     for entry in entries:
         if not _suffix_ok(ctx, entry.removesuffix("+PTX"), cuda):
+            continue
+        if not release_accepts(ctx, entry, cuda):
             continue
         cc = base_cc(entry)
         if cc in cuda.archs:
@@ -210,12 +298,12 @@ def resolve_archs(ctx: Ctx, cuda: CudaRelease | None) -> Decision[Any]:
                 "gpus",
             )
         return decide([], "default", "CPU build: no GPU code")
-    origin = "user" if targets else "default"
     if not targets:
-        targets = ["official"]
+        found, why = _default(ctx, cuda)
+        entries = _apply_ptx(_dedupe(_check_buildable(ctx, found, cuda)), ctx.spec.ptx)
+        _check_release_era(ctx, entries)
+        return decide(entries, "kb", why)
     entries = [e for t in targets for e in _expand(ctx, t, cuda.version)]
     entries = _apply_ptx(_dedupe(_check_buildable(ctx, entries, cuda)), ctx.spec.ptx)
     _check_release_era(ctx, entries)
-    if origin == "default":
-        return decide(entries, "kb", "default: the official binaries' arch list for this release")
     return decide(entries, "user", f"from {', '.join(ctx.spec.gpus)} (PTX policy {ctx.spec.ptx})")

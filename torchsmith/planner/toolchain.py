@@ -13,6 +13,7 @@ from torchsmith.host.model import Compiler
 from torchsmith.kb.models import CudaRelease, Fix, Release
 from torchsmith.plan_model import Decision
 from torchsmith.planner.context import Ctx, decide
+from torchsmith.planner.ranges import check_cuda_min, gcc_way_out
 from torchsmith.toolchains.cuda.select import select_toolkit
 
 _COMPILER_RE = re.compile(r"^(gcc|clang)-?(\d+)$")
@@ -32,12 +33,8 @@ def resolve_cuda(ctx: Ctx) -> tuple[Decision[Any], CudaRelease | None]:
         ctx.problem(exc.message, exc.hint, "accelerator")
         return ctx.user("accelerator", cuda), None
     rel = ctx.release
-    if rel and rel.cuda_min and Version(cuda) < Version(rel.cuda_min):
-        ctx.problem(
-            f"torch {rel.torch} needs CUDA ≥ {rel.cuda_min}; you asked for CUDA {cuda}",
-            f"use --cuda {rel.cuda[-1] if rel.cuda else rel.cuda_min} or an older torch",
-            "accelerator",
-        )
+    if rel:
+        check_cuda_min(ctx, rel, cuda)
     if rel and rel.cuda and cuda not in rel.cuda:
         _unofficial_cuda(ctx, rel, cuda)
     return ctx.user("accelerator", cuda), info
@@ -147,8 +144,9 @@ def _check_compiler(ctx: Ctx, family: str, major: int, cuda: CudaRelease | None)
         rel = ctx.release
         assert rel is not None
         ctx.problem(
-            f"torch {rel.torch} needs GCC ≥ {rel.gcc_min}; you asked for gcc-{major}",
-            f"use --compiler gcc-{_gcc_min(ctx)} or newer",
+            f"torch {rel.torch} needs GCC ≥ {rel.gcc_min} (C++{rel.cxx_standard}); you asked for "
+            f"gcc-{major}",
+            f"use --compiler gcc-{_gcc_min(ctx)} or newer{gcc_way_out(ctx, rel, major)}",
             "compiler",
         )
 

@@ -11,6 +11,7 @@ from torchsmith.errors import UnknownEntryError
 from torchsmith.kb.models import Release
 from torchsmith.plan_model import CompanionPlan, Decision, SourcePlan
 from torchsmith.planner.context import Ctx, decide
+from torchsmith.planner.ranges import check_python
 from torchsmith.redact import redact_url
 from torchsmith.spec import COMPANIONS
 
@@ -96,7 +97,7 @@ def _one_companion(ctx: Ctx, rel: Release, name: str, pin: str) -> CompanionPlan
 
 
 def _minor(text: str) -> Version:
-    return Version(".".join(text.split(".")[:2]))
+    return Version(".".join(text.removesuffix("t").split(".")[:2]))
 
 
 def _debian_python(ctx: Ctx) -> Decision[Any] | None:
@@ -131,14 +132,9 @@ def resolve_python(ctx: Ctx) -> Decision[Any]:
     rel = ctx.release
     if ctx.spec.python is not None:
         wanted = ctx.spec.python
-        if rel and not (_minor(rel.python_min) <= _minor(wanted) <= _minor(rel.python_max)):
-            ctx.problem(
-                f"torch {rel.torch} supports Python {rel.python_min}–{rel.python_max}; "
-                f"you asked for Python {wanted}",
-                f"use --python {rel.python_max}, or a torch release that supports {wanted}",
-                "python",
-            )
-        return ctx.user("python", wanted)
+        if rel:
+            check_python(ctx, rel, wanted)
+        return ctx.user("python", wanted.removesuffix("t"))
     if rel is None:
         return decide(None, "default", "unknown torch release")
     if ctx.spec.backend != "local":  # the build's Python is the image's, never this host's

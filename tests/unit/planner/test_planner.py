@@ -71,7 +71,8 @@ def test_too_new_arch_names_the_first_cuda_that_builds_it() -> None:
 
 def test_python_outside_the_release_range_is_refused() -> None:
     text = problems(torch="1.13.1", python="3.12")
-    assert "torch 1.13.1 supports Python 3.7–3.10; you asked for Python 3.12" in text
+    assert "Python 3.12 needs torch ≥ 2.5.1: torch 1.13.1 supports Python 3.7–3.10" in text
+    assert "use --python 3.10, or --torch 2.5.1" in text  # the mini KB's first 3.12 release
 
 
 def test_compiler_the_cuda_rejects_is_refused_with_the_one_that_works() -> None:
@@ -136,8 +137,10 @@ def test_ccache_is_the_launcher_and_use_ccache_is_pinned() -> None:
     env = plan(torch="2.5.1").env_dict()
     assert env["CMAKE_CXX_COMPILER_LAUNCHER"] == "ccache"
     assert env["USE_CCACHE"] == "0"
-    no_cache = plan(torch="2.5.1", **{"cache.kind": "none"})
-    assert "CMAKE_CXX_COMPILER_LAUNCHER" not in no_cache.env_dict()
+    assert (
+        "CMAKE_CXX_COMPILER_LAUNCHER"
+        not in plan(torch="2.5.1", **{"cache.kind": "none"}).env_dict()
+    )
 
 
 def test_plan_is_json_and_its_hash_is_stable() -> None:
