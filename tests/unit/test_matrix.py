@@ -101,3 +101,11 @@ def test_a_combination_the_spec_refuses_names_itself(tmp_path: Path) -> None:
 
 def test_hcl_strings_cannot_interpolate() -> None:
     assert hcl_string('a"${b}%{c}') == '"a\\"$${b}%%{c}"'
+
+
+def test_a_table_in_the_base_is_refused_not_dropped(tmp_path: Path) -> None:
+    spec = tmp_path / "spec.toml"
+    spec.write_text('torch = "2.5.1"\n[[companions]]\nname = "torchvision"\n')
+    path = _write(tmp_path, 'spec = "spec.toml"\n[axes]\npython = ["3.11"]\n')
+    with pytest.raises(SpecError, match="'companions' is a table"):
+        combinations(load_matrix(path), path)

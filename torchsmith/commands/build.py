@@ -18,6 +18,7 @@ from torchsmith.console import out, print_json
 from torchsmith.doctor import diagnose
 from torchsmith.errors import BuildError
 from torchsmith.plan import resolve
+from torchsmith.report.eta import eta_for_plan
 from torchsmith.report.progress import make_reporter
 from torchsmith.report.summary import render_summary
 from torchsmith.steps.context import BuildOptions
@@ -68,7 +69,8 @@ def _run(args: argparse.Namespace, env: dict[str, str]) -> BuildResult:
         install_deps=bool(args.install_deps),
         verify=not args.no_verify,
     )
-    reporter = make_reporter(out)
+    eta = eta_for_plan(plan.torch.value, plan.cuda.value, plan.targets, plan.max_jobs.value)
+    reporter = make_reporter(out, eta)
     try:
         with make_executor(plan.backend, env) as executor:
             return run_build(plan, options, executor, reporter, host)

@@ -76,6 +76,24 @@ def _cache_env_problems(matrix: MatrixSpec) -> list[Problem]:
     ]
 
 
+def _is_table(value: Any) -> bool:
+    items = value if isinstance(value, (list, tuple)) else [value]
+    return any(isinstance(item, Mapping) for item in items)
+
+
+def _table_problems(values: Mapping[str, Any]) -> list[Problem]:
+    """Tables (``[[images]]``) have no ``TORCHSMITH_*`` form: refused, never dropped."""
+    return [
+        Problem(
+            f"{key!r} is a table: a CI job gets its spec as TORCHSMITH_* variables, which hold "
+            "plain values and lists only",
+            f"set {key} in the matrix's [base] (e.g. {key} = []) or build it outside the matrix",
+        )
+        for key, value in values.items()
+        if _is_table(value)
+    ]
+
+
 def _value_problems(env: Mapping[str, str]) -> list[Problem]:
     return [
         Problem(f"{name}={text[:60]!r} holds a CI expression or a new line", "give a plain value")
@@ -107,7 +125,7 @@ def combinations(matrix: MatrixSpec, matrix_path: Path) -> list[Combination]:
     """Every combination, validated; SpecError lists every problem of the first bad one."""
     flat, problems = _base_layer(matrix, matrix_path.parent)
     problems += _key_problems(list(matrix.axes), "[axes]") + _key_problems(list(flat), "the base")
-    problems += _cache_env_problems(matrix)
+    problems += _cache_env_problems(matrix) + _table_problems(flat)
     if problems:
         raise SpecError(problems, "fix the matrix's base spec")
     names = list(matrix.axes)

@@ -7,6 +7,7 @@ Both implement :class:`Reporter`, the interface the build steps talk to.
 
 from __future__ import annotations
 
+import math
 import time
 from typing import Protocol
 
@@ -21,6 +22,7 @@ from rich.progress import (
     TimeElapsedColumn,
 )
 
+from torchsmith.report.eta import Estimate, EtaSource
 from torchsmith.report.ninja import NinjaStatus
 
 
@@ -32,12 +34,22 @@ class Reporter(Protocol):
     def close(self) -> None: ...
 
 
-def format_eta(seconds: float | None) -> str:
-    if seconds is None:
-        return "ETA …"
+def _clock(seconds: float) -> str:
     minutes, secs = divmod(int(seconds), 60)
     hours, minutes = divmod(minutes, 60)
-    return f"ETA {hours}:{minutes:02d}:{secs:02d}" if hours else f"ETA {minutes}:{secs:02d}"
+    return f"{hours}:{minutes:02d}:{secs:02d}" if hours else f"{minutes}:{secs:02d}"
+
+
+def format_eta(estimate: Estimate | float | None) -> str:
+    """``ETA 1:52:10 (1:31–2:18)`` from the cost model; ``ETA ≥ 11:40 (pace)`` without one."""
+    if estimate is None:
+        return "ETA …"
+    if not isinstance(estimate, Estimate) or estimate.seconds <= 0:
+        seconds = estimate if not isinstance(estimate, Estimate) else 0.0
+        return f"ETA {_clock(seconds)}"
+    if math.isinf(estimate.high):
+        return f"ETA ≥ {_clock(estimate.seconds)} (pace)"
+    return f"ETA {_clock(estimate.seconds)} ({_clock(estimate.low)}–{_clock(estimate.high)})"
 
 
 def _short(description: str, width: int = 60) -> str:
@@ -47,10 +59,11 @@ def _short(description: str, width: int = 60) -> str:
 class PlainProgress:
     """One line per stage event; ninja progress at most every ``every`` seconds."""
 
-    def __init__(self, console: Console, every: float = 30.0) -> None:
+    def __init__(self, console: Console, every: float = 30.0, eta: EtaSource | None = None) -> None:
         self.console = console
         self.every = every
         self._last = 0.0
+        self._eta = eta or EtaSource()
 
     def stage_started(self, name: str, what: str) -> None:
         self.console.print(f"==> {name}: {what}", markup=False, highlight=False)
@@ -60,11 +73,12 @@ class PlainProgress:
         self.console.print(f"<== {name} done in {seconds:.1f} s{extra}", markup=False)
 
     def ninja(self, status: NinjaStatus) -> None:
+        estimate = self._eta(status)  # every line: the cost model weighs each finished edge
         now = time.monotonic()
         if now - self._last < self.every and status.finished != status.total:
             return
         self._last = now
-        eta = format_eta(status.eta_seconds())
+        eta = format_eta(estimate)
         line = f"    {status.kind} [{status.finished}/{status.total}] {eta}"
         self.console.print(f"{line} {_short(status.description)}", markup=False, highlight=False)
 
@@ -78,7 +92,8 @@ class PlainProgress:
 class RichProgress:
     """A live rich display: one row per stage, the compile row with [N/M] and an ETA."""
 
-    def __init__(self, console: Console) -> None:
+    def __init__(self, console: Console, eta: EtaSource | None = None) -> None:
+        self._eta = eta or EtaSource()
         self._progress = Progress(
             SpinnerColumn(),
             TextColumn("{task.description}"),
@@ -120,7 +135,7 @@ class RichProgress:
             description=f"{status.kind}: {_short(status.description, 50)}",
             total=status.total,
             completed=status.finished,
-            eta=format_eta(status.eta_seconds()),
+            eta=format_eta(self._eta(status)),
         )
 
     def message(self, text: str) -> None:
@@ -130,6 +145,8 @@ class RichProgress:
         self._progress.stop()
 
 
-def make_reporter(console: Console) -> Reporter:
+def make_reporter(console: Console, eta: EtaSource | None = None) -> Reporter:
     """A live display on a terminal, plain lines elsewhere."""
-    return RichProgress(console) if console.is_terminal else PlainProgress(console)
+    if console.is_terminal:
+        return RichProgress(console, eta)
+    return PlainProgress(console, eta=eta)
