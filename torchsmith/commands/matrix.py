@@ -11,6 +11,7 @@ from torchsmith import kb as kbmod
 from torchsmith.atomic import write_text
 from torchsmith.commands.plan import load_host
 from torchsmith.console import out
+from torchsmith.errors import UsageError
 from torchsmith.matrix import Emit, check_plans, combinations, default_output, load_matrix, render
 
 
@@ -23,8 +24,11 @@ def _handle(args: argparse.Namespace) -> int:
         out.print(text, markup=False, highlight=False, end="", soft_wrap=True)
         return 0
     target = args.output or default_output(matrix, args.emit)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    write_text(target, text)
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        write_text(target, text)
+    except OSError as exc:
+        raise UsageError(f"cannot write {target}: {exc}", "give --output a file path") from exc
     out.print(f"{args.emit}: {target} ({len(combos)} combinations)", markup=False)
     for combo in combos:
         out.print(f"  {combo.id}", markup=False)

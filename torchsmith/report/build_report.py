@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from torchsmith.atomic import write_text
-from torchsmith.errors import TorchsmithError
+from torchsmith.errors import TorchsmithError, UsageError
 from torchsmith.report.advice import Advice, advise
 from torchsmith.report.analysis import analyse
 from torchsmith.report.figures import figures
@@ -37,13 +37,17 @@ def write_report(named: Path, output: Path | None = None) -> WrittenReport:
     data = analyse(inputs)
     advice = advise(data)
     folder = output or default_output(named)
-    folder.mkdir(parents=True, exist_ok=True)
     page = folder / HTML_NAME
-    write_text(page, render_page(data, figures(data), advice))
-    trace = None
-    if inputs.edges:
-        trace = folder / TRACE_NAME
-        write_text(trace, json.dumps(chrome_trace(inputs.edges)))
+    trace = folder / TRACE_NAME if inputs.edges else None
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        write_text(page, render_page(data, figures(data), advice))
+        if trace is not None:
+            write_text(trace, json.dumps(chrome_trace(inputs.edges)))
+    except OSError as exc:
+        raise UsageError(
+            f"cannot write the report into {folder}: {exc}", "give --output a folder you can write"
+        ) from exc
     return WrittenReport(page, trace, advice, inputs.missing)
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import html
 import json
 from collections.abc import Sequence
+from typing import Any
 
 import plotly.graph_objects as go
 
@@ -45,18 +46,20 @@ def _summary(data: ReportData) -> str:
     return _table(("what", "value"), rows)
 
 
+def _count(record: dict[str, Any], key: str, stage: str) -> object:
+    if stage != "compile":
+        return "not measured"
+    value = record.get(key)
+    return "not recorded" if value is None else value
+
+
 def _cache(data: ReportData) -> str:
+    keys = ("hits", "local_hits", "remote_hits", "misses")
     rows = [
-        (
-            stage,
-            r.get("kind"),
-            r.get("hits", "not measured"),
-            r.get("misses", "not measured"),
-            r.get("remote_hits", "not recorded"),
-        )
+        (stage, r.get("kind"), *(_count(r, k, stage) for k in keys))
         for stage, r in cache_by_stage(data.inputs.manifest).items()
     ]
-    return _table(("stage", "cache", "hits", "misses", "remote hits"), rows)
+    return _table(("stage", "cache", "hits", "local hits", "remote hits", "misses"), rows)
 
 
 def _advice(advice: Sequence[Advice]) -> str:

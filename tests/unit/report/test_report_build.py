@@ -122,3 +122,14 @@ def test_build_ends_with_the_report_path_or_why_there_is_none(
 ) -> None:
     assert report_line(workspace) == f"report: {workspace / 'report' / 'build-report.html'}"
     assert report_line(tmp_path / "empty").startswith("report: not written (")
+
+
+def test_the_cache_table_says_what_the_manifest_did_not_record(workspace: Path) -> None:
+    page = write_report(workspace).html.read_text()
+    table = page[page.index("Compiler cache per stage") :]
+    # compile: ccache 0 hits / 75 misses; this manifest predates local/remote hit counts
+    assert (
+        "<td>compile</td><td>ccache</td><td>0</td>"
+        "<td>not recorded</td><td>not recorded</td><td>75</td>" in table
+    )
+    assert "<td>configure</td><td>ccache</td><td>not measured</td>" in table
