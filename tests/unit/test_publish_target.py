@@ -26,7 +26,7 @@ def test_targets_parse() -> None:
         ("pypi-index:https://pkgs.example/?token=abc", "carries a credential"),
         ("pypi-index:http://pkgs.example/", "clear text"),
         ("pypi-index:ftp://pkgs.example/", "not an http(s) URL"),
-        ("oci:registry.example/team/torch:2.6.0", "not carried out yet"),
+        ("oci:bob:s3cr3t@registry.example/team/torch:2.6.0", "carries a credential"),
     ],
 )
 def test_bad_targets_are_refused_without_showing_secrets(text: str, said: str) -> None:
@@ -75,3 +75,19 @@ def test_token_file_must_be_private(tmp_path: Path) -> None:
 
 def test_secret_is_a_frozen_value() -> None:
     assert Secret("x", "test").source == "test"
+
+
+def test_oci_references_and_the_auth_file(tmp_path: Path) -> None:
+    from torchsmith.publish.oci import auth_file, split_reference
+
+    assert split_reference("127.0.0.1:5000/team/tiny:1.0") == ("127.0.0.1:5000", "team/tiny", "1.0")
+    for bad in ("tiny:1.0", "reg.example/team/tiny", "reg.example/team/tiny@sha256:ab"):
+        with pytest.raises(UsageError, match="not REGISTRY/REPO:TAG"):
+            split_reference(bad)
+    secret = Secret("tok-789", "test")
+    with auth_file("reg.example", secret, "__token__") as path:
+        assert path is not None
+        assert path.stat().st_mode & 0o777 == 0o600
+        assert path.parent.stat().st_mode & 0o777 == 0o700
+        assert "reg.example" in path.read_text()
+    assert not path.exists() and not path.parent.exists()

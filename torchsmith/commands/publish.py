@@ -14,7 +14,11 @@ from torchsmith.errors import UsageError
 from torchsmith.publish import Published, credentials
 from torchsmith.publish.target import Target, parse_target
 
-SUFFIXES = {"pypi-index": (".whl",), "conda-channel": (".conda", ".tar.bz2")}
+SUFFIXES = {
+    "pypi-index": (".whl",),
+    "conda-channel": (".conda", ".tar.bz2"),
+    "oci": (".tar",),  # an oci-archive (skopeo/buildah/podman write one)
+}
 
 
 def artifacts(dist: Path, target: Target) -> list[Path]:
@@ -34,10 +38,13 @@ def artifacts(dist: Path, target: Target) -> list[Path]:
     return found
 
 
+def _routes(args: argparse.Namespace) -> list[str]:
+    return [r for r in ("token_env", "token_file", "keyring") if getattr(args, r)]
+
+
 def secret_of(args: argparse.Namespace, service: str) -> credentials.Secret:
     """The token from the one credential route the user named."""
-    routes = [r for r in ("token_env", "token_file", "keyring") if getattr(args, r)]
-    if len(routes) != 1:
+    if len(_routes(args)) != 1:
         raise UsageError(
             "pypi-index needs exactly one of --token-env VAR, --token-file FILE, --keyring",
             "a token never goes on the command line: export it in a variable, keep it in a "
@@ -58,9 +65,22 @@ def _publish(args: argparse.Namespace, target: Target, files: list[Path]) -> lis
         return [
             publish_wheel(f, target.where, secret, args.username, args.index_url) for f in files
         ]
+    if target.kind == "oci":
+        return _publish_images(args, target, files)
     from torchsmith.publish.conda_channel import publish_packages
 
     return publish_packages(files, Path(target.where).expanduser())
+
+
+def _publish_images(args: argparse.Namespace, target: Target, files: list[Path]) -> list[Published]:
+    """One image archive to one tag (anonymous when no credential route is named)."""
+    from torchsmith.publish.oci import push_image, split_reference
+
+    if len(files) != 1:
+        raise UsageError(f"oci: {len(files)} image archives for one tag", "give one archive")
+    registry = split_reference(target.where)[0]
+    secret = secret_of(args, registry) if _routes(args) else None
+    return [push_image(files[0], target.where, secret, args.username, dict(os.environ))]
 
 
 def _handler(args: argparse.Namespace) -> int:
@@ -77,13 +97,13 @@ def _handler(args: argparse.Namespace) -> int:
 
 
 def register(sub: Any) -> None:
-    parser = sub.add_parser("publish", help="upload built artifacts (index, conda channel)")
+    parser = sub.add_parser("publish", help="upload built artifacts (index, channel, registry)")
     parser.add_argument("dist", help="an artifact or a directory of them (dist/)")
     parser.add_argument(
         "--to",
         required=True,
-        help="pypi-index:UPLOAD_URL (https://upload.pypi.org/legacy/, a pypiserver's /) or "
-        "conda-channel:DIR",
+        help="pypi-index:UPLOAD_URL (https://upload.pypi.org/legacy/, a pypiserver's /), "
+        "conda-channel:DIR or oci:REGISTRY/REPO:TAG (an oci-archive .tar)",
     )
     creds = parser.add_argument_group("credentials (never on the command line)")
     creds.add_argument("--token-env", metavar="VAR", help="environment variable holding it")

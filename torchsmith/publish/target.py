@@ -14,9 +14,7 @@ from torchsmith.redact import redact_url, url_secrets
 
 Kind = Literal["pypi-index", "conda-channel", "oci"]
 KINDS: tuple[Kind, ...] = ("pypi-index", "conda-channel", "oci")
-NOT_YET = {
-    "oci": "publishing images to an OCI registry is not carried out yet (images are issue 12)",
-}
+NOT_YET: dict[str, str] = {}
 
 
 @dataclass(frozen=True)
@@ -45,6 +43,8 @@ def parse_target(text: str) -> Target:
     target = Target(kind, where)
     if kind == "pypi-index":
         check_upload_url(where)
+    if kind == "oci" and url_secrets(f"https://{where}"):
+        raise UsageError("oci: the reference carries a credential", "use --token-env and friends")
     return target
 
 
@@ -64,14 +64,14 @@ def check_upload_url(url: str) -> None:
             "drop it from the URL and pass it with --token-env VAR, --token-file FILE (mode 600) "
             "or --keyring; rotate the token that was on the command line",
         )
-    if parts.scheme == "http" and not _loopback(parts.hostname):
+    if parts.scheme == "http" and not is_loopback(parts.hostname):
         raise UsageError(
             f"pypi-index:{url}: plain http would send the token in clear text",
             "use the index's https:// URL",
         )
 
 
-def _loopback(host: str) -> bool:
+def is_loopback(host: str) -> bool:
     if host == "localhost":
         return True
     try:

@@ -1,0 +1,126 @@
+"""An OCI image archive (``oci-archive:`` as skopeo, buildah and podman write it) pushed to a
+registry with skopeo, then read back by digest. Credentials go to skopeo in a containers
+``auth.json`` inside a private temporary directory (mode 700/600, removed afterwards), never in
+its argv (``--dest-creds`` would show them in ``/proc/*/cmdline``). Idempotent: the tag already
+pointing at the same manifest digest is a no-op, at another one the push is refused. Plain
+http (``--tls-verify=false``) only to a loopback registry."""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import hashlib
+import json
+import os
+import tempfile
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+
+from torchsmith import proc
+from torchsmith.errors import HostError, PublishError, UsageError
+from torchsmith.hashing import sha256_file
+from torchsmith.publish.credentials import Secret
+from torchsmith.publish.model import Outcome, Published
+from torchsmith.publish.target import is_loopback
+
+SKOPEO = "skopeo"
+
+
+def split_reference(ref: str) -> tuple[str, str, str]:
+    """``REGISTRY/REPO:TAG`` → (registry, repo, tag)."""
+    registry, slash, rest = ref.partition("/")
+    repo, colon, tag = rest.rpartition(":")
+    if not slash or not colon or not repo or not tag or "/" in tag or "@" in ref:
+        raise UsageError(
+            f"oci:{ref}: not REGISTRY/REPO:TAG", "e.g. oci:registry.example/team/torch:2.6.0"
+        )
+    return registry, repo, tag
+
+
+def _registry(ref: str) -> str:
+    return ref.partition("/")[0]
+
+
+def _tls(registry: str) -> list[str]:
+    host = registry.rsplit(":", 1)[0] if registry.count(":") == 1 else registry
+    return ["--tls-verify=false"] if is_loopback(host.strip("[]")) else []
+
+
+@contextlib.contextmanager
+def auth_file(registry: str, secret: Secret | None, username: str) -> Iterator[Path | None]:
+    """A containers-auth.json(5) holding only this registry's credential, deleted on exit."""
+    if secret is None:
+        yield None
+        return
+    with tempfile.TemporaryDirectory(prefix="torchsmith-auth-") as tmp:
+        path = Path(tmp) / "auth.json"
+        token = base64.b64encode(f"{username}:{secret.reveal()}".encode()).decode()
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "w") as fh:
+            json.dump({"auths": {registry: {"auth": token}}}, fh)
+        yield path
+
+
+def _query(argv: list[str], env: Mapping[str, str]) -> tuple[int, str]:
+    try:
+        done = proc.capture(argv, env=env, timeout=300)
+    except FileNotFoundError:
+        raise HostError("skopeo is not installed", "apt-get install skopeo") from None
+    return done.returncode, done.stdout + done.stderr
+
+
+def remote_digest(ref: str, auth: Path | None, env: Mapping[str, str]) -> str | None:
+    """The manifest digest the tag points at (None when the registry has no such tag)."""
+    argv = [SKOPEO, "inspect", "--raw", *_tls(_registry(ref))]
+    argv += ["--authfile", str(auth)] if auth else ["--no-creds"]
+    code, out = _query([*argv, f"docker://{ref}"], env)
+    if code == 0:
+        return "sha256:" + hashlib.sha256(out.encode()).hexdigest()
+    if "manifest unknown" in out or "name unknown" in out or "not found" in out.lower():
+        return None
+    raise PublishError(
+        f"oci:{ref}: skopeo inspect failed: {out.strip()[-300:]}",
+        "check the registry address and the credentials",
+    )
+
+
+def local_digest(archive: Path, env: Mapping[str, str]) -> str:
+    code, out = _query([SKOPEO, "inspect", "--raw", f"oci-archive:{archive}"], env)
+    if code != 0:
+        raise UsageError(
+            f"{archive}: not an OCI image archive ({out.strip()[-200:]})",
+            "give an oci-archive (skopeo copy … oci-archive:FILE)",
+        )
+    return "sha256:" + hashlib.sha256(out.encode()).hexdigest()
+
+
+def push_image(
+    archive: Path, ref: str, secret: Secret | None, username: str, env: Mapping[str, str]
+) -> Published:
+    """``archive`` to ``ref`` unless the tag already holds it; refuse another image there."""
+    registry, repo, _tag = split_reference(ref)
+    mine = local_digest(archive, env)
+    with auth_file(registry, secret, username) as auth:
+        theirs = remote_digest(ref, auth, env)
+        if theirs is not None and theirs != mine:
+            raise PublishError(
+                f"oci:{ref} already points at {theirs}; this image is {mine}",
+                "push under a new tag, or delete the old tag on the registry first",
+            )
+        if theirs is None:
+            _copy(archive, ref, auth, env)
+    where = f"{registry}/{repo}@{mine}"
+    outcome: Outcome = "uploaded" if theirs is None else "already-there"
+    return Published(archive.name, sha256_file(archive), outcome, where)
+
+
+def _copy(archive: Path, ref: str, auth: Path | None, env: Mapping[str, str]) -> None:
+    dest_tls = [f"--dest-{a.removeprefix('--')}" for a in _tls(_registry(ref))]
+    argv = [SKOPEO, "copy", "--quiet", "--preserve-digests", *dest_tls]
+    argv += ["--dest-authfile", str(auth)] if auth else ["--dest-no-creds"]
+    code, out = _query([*argv, f"oci-archive:{archive}", f"docker://{ref}"], env)
+    if code != 0:
+        raise PublishError(
+            f"oci:{ref}: skopeo copy failed: {out.strip()[-300:]}",
+            "check the registry address and the credentials",
+        )
