@@ -138,3 +138,26 @@ def test_free_threaded_python_names_the_first_release_with_its_wheels() -> None:
 def test_free_threaded_python_within_the_range_is_still_refused_as_not_carried_out() -> None:
     (text,) = _python_problems("2.9.0", "3.14t")
     assert "torch 2.9.0 supports it, but torchsmith does not build for free-threaded" in text
+
+
+def test_a_shipped_cuda_without_a_known_list_is_planned_from_the_nearest_with_its_reason() -> None:
+    kb = load()
+    ctx = Ctx(spec=BuildSpec(torch="2.13.0"), origins={}, kb=kb, host=ci_host())
+    ctx.release = kb.release("2.13.0")
+    from torchsmith.planner.archs import resolve_archs
+
+    decision = resolve_archs(ctx, kb.cuda("13.2"))
+    assert decision.value == ["7.5", "8.0", "8.6", "9.0", "10.0", "12.0"]
+    assert "nearest one (CUDA 13.0: 7.5;8.0;8.6;9.0;10.0;12.0)" in decision.reason
+    assert not ctx.problems
+
+
+def test_main_uses_the_newest_release_official_lists() -> None:
+    kb = load()
+    ctx = Ctx(spec=BuildSpec(torch="main"), origins={}, kb=kb, host=ci_host())
+    ctx.release = kb.release("main")
+    from torchsmith.planner.archs import resolve_archs
+
+    decision = resolve_archs(ctx, kb.cuda("13.2"))
+    assert decision.reason == "default: the official binaries' arch list for this release"
+    assert decision.value == ["7.5", "8.0", "8.6", "9.0", "10.0", "12.0"]

@@ -69,7 +69,7 @@ def _entries(entry: OfficialArchList) -> list[str]:
 
 
 def _official(ctx: Ctx, cuda: str) -> list[str]:
-    torch = ctx.release.torch if ctx.release else ""
+    torch = _lists_torch(ctx)
     entry = ctx.kb.official_arch_list(torch, cuda) if torch else None
     if entry is not None:
         return _entries(entry)
@@ -85,12 +85,17 @@ def _official(ctx: Ctx, cuda: str) -> list[str]:
     return clipped[0]
 
 
-def _lists_of(ctx: Ctx) -> list[OfficialArchList]:
+def _lists_torch(ctx: Ctx) -> str:
+    """The release whose official lists apply (``main``: the newest release's)."""
     rel = ctx.release
     if rel is None:
-        return []
-    torch = ctx.kb.newest_release().torch if rel.torch == "main" else rel.torch
-    return ctx.kb.release_arch_lists(torch)
+        return ""
+    return ctx.kb.newest_release().torch if rel.torch == "main" else rel.torch
+
+
+def _lists_of(ctx: Ctx) -> list[OfficialArchList]:
+    torch = _lists_torch(ctx)
+    return ctx.kb.release_arch_lists(torch) if torch else []
 
 
 def _nearest(ctx: Ctx, cuda: str) -> OfficialArchList | None:
@@ -146,7 +151,7 @@ def _native_default(ctx: Ctx) -> list[str]:
 def _default(ctx: Ctx, cuda: CudaRelease) -> tuple[list[str], str]:
     """No GPU target given: the official list; for a CUDA the release did not ship, this
     machine's GPUs where it has some, else the nearest official list clipped."""
-    torch = ctx.release.torch if ctx.release else ""
+    torch = _lists_torch(ctx)
     entry = ctx.kb.official_arch_list(torch, cuda.version) if torch else None
     if entry is not None:
         return _entries(entry), "default: the official binaries' arch list for this release"
