@@ -13,10 +13,16 @@ import pytest
 
 from torchsmith.errors import UsageError
 from torchsmith.report.advice import advise
-from torchsmith.report.analysis import analyse, edge_group
+from torchsmith.report.analysis import ReportData, analyse, edge_group
 from torchsmith.report.build_report import report_line, write_report
-from torchsmith.report.inputs import load_inputs
-from torchsmith.report.ninja_log import assign_slots, chrome_trace, concurrency, parse_runs
+from torchsmith.report.inputs import ReportInputs, load_inputs
+from torchsmith.report.ninja_log import (
+    NinjaEdge,
+    assign_slots,
+    chrome_trace,
+    concurrency,
+    parse_runs,
+)
 
 REAL = Path(__file__).parents[2] / "fixtures" / "report" / "debian-1.13.1-cuda-partial"
 
@@ -133,3 +139,28 @@ def test_the_cache_table_says_what_the_manifest_did_not_record(workspace: Path) 
         "<td>not recorded</td><td>not recorded</td><td>75</td>" in table
     )
     assert "<td>configure</td><td>ccache</td><td>not measured</td>" in table
+
+
+def _data(edges: list[NinjaEdge], plan: dict[str, object]) -> ReportData:
+    inputs = ReportInputs({"plan": plan, "stages": {}}, edges, 0, None, None)
+    return analyse(inputs)
+
+
+def test_an_enabled_feature_that_costs_a_lot_is_named_and_a_disabled_one_is_not() -> None:
+    edges = [
+        NinjaEdge(
+            0, 30, ("caffe2/CMakeFiles/torch_cpu.dir/__/torch/csrc/distributed/c10d/a.o",), "a"
+        ),
+        NinjaEdge(0, 70, ("caffe2/CMakeFiles/torch_cpu.dir/__/aten/src/ATen/b.o",), "b"),
+    ]
+    on = {"features": {"distributed": {"value": True}}, "max_jobs": {"value": 2}}
+    advice = {a.rule: a for a in advise(_data(edges, on))}
+    assert "its objects took 30 s of 100 s of compiling (30%)" in advice["disable-distributed"].why
+    off = {"features": {"distributed": {"value": False}}, "max_jobs": {"value": 2}}
+    assert "disable-distributed" not in {a.rule for a in advise(_data(edges, off))}
+
+
+def test_idle_job_slots_are_named_with_the_numbers() -> None:
+    edges = [NinjaEdge(0, 100, ("a.o",), "a"), NinjaEdge(0, 10, ("b.o",), "b")]
+    advice = {a.rule: a for a in advise(_data(edges, {"max_jobs": {"value": 4}}))}
+    assert "on average 1.10 of 4 jobs ran (28%); 290 slot-seconds idle" in advice["idle-slots"].why
