@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from torchsmith.plan_model import Decision, EnvSetting, PlannedFix
+from torchsmith.planner import official
 from torchsmith.planner.context import Ctx
 from torchsmith.planner.environment import by_option, feature_env
 from torchsmith.planner.features import nccl_location_env
@@ -77,8 +78,8 @@ def _cuda_env(ctx: Ctx, cuda: str | None, arch_list: str) -> list[EnvSetting]:
         env.append(
             EnvSetting(
                 name="TORCH_NVCC_FLAGS",
-                value="-Xfatbin -compress-all",
-                reason="official binaries compress fat binaries (pytorch/builder)",
+                value=official.NVCC_FLAGS,
+                reason=official.NVCC_FLAGS_WHY,
             )
         )
     return env

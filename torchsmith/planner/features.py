@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from torchsmith.plan_model import Decision, EnvSetting
+from torchsmith.planner import official
 from torchsmith.planner.context import Ctx, decide
 from torchsmith.spec import Features
 
@@ -68,16 +69,16 @@ def resolve_linking(
             result[lib] = decide(None, "default", f"{lib} is off")
         elif ctx.asked(key):
             result[lib] = ctx.user(key, value)
-        elif ctx.spec.preset == "official" and lib != "cuda" and _official_static(ctx):
-            result[lib] = decide("static", "kb", "official 1.x binaries link cuDNN/NCCL statically")
+        elif ctx.spec.preset == "official" and lib != "cuda" and _official_static(ctx, lib, cuda):
+            result[lib] = decide("static", "kb", official.static_why(lib))
         else:
             result[lib] = decide("dynamic", "default", "PyTorch's default: shared libraries")
     return result
 
 
-def _official_static(ctx: Ctx) -> bool:
+def _official_static(ctx: Ctx, lib: str, cuda: str) -> bool:
     rel = ctx.release
-    return rel is not None and rel.torch.startswith("1.")
+    return official.links_statically(rel.torch if rel else None, lib, cuda)
 
 
 # Where each release reads a system NCCL's location from the environment.
