@@ -13,9 +13,9 @@ import pytest
 
 from torchsmith.doctor import diagnose, warnings_that_changed_result
 from torchsmith.doctor.classify import classify
-from torchsmith.doctor.ruledb import Rule, rule_by_id
+from torchsmith.doctor.ruledb import Rule, _check_explains, load_rules, rule_by_id
 from torchsmith.doctor.stream import Scanner, _line_starts, chunks_of_file, chunks_of_lines
-from torchsmith.errors import UsageError
+from torchsmith.errors import KnowledgeBaseError, UsageError
 
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "doctor"
 NINJA = (FIXTURES / "ninja-build.txt").read_text(encoding="utf-8").splitlines()
@@ -238,3 +238,26 @@ def test_an_empty_trigger_is_skipped_not_looped_on() -> None:
     worker.start()
     worker.join(timeout=5)
     assert not worker.is_alive() and result == [[3]]
+
+
+# -- a cause outranks the symptom it explains (Rule.explains) -----------------------------------
+def test_the_arch_warning_outranks_the_kernel_launch_failure_it_explains() -> None:
+    # a real report: the launch error is printed first, the warning that explains it after
+    log = FIXTURES / "grading" / "blind2-sm86-clrnet.log"
+    ids = [f.rule_id for f in diagnose(log).findings]
+    assert ids[:2] == ["gpu-arch-not-in-build", "no-kernel-image"]
+
+
+def test_the_symptom_alone_is_still_the_diagnosis() -> None:
+    cause = diagnose(FIXTURES / "no-kernel-image.log").cause
+    assert cause is not None and cause.rule_id == "no-kernel-image"
+
+
+def test_every_explained_rule_exists() -> None:
+    rules = list(load_rules())
+    seen = {r.id: "x.toml" for r in rules}
+    assert any(r.explains for r in rules)
+    _check_explains(rules, seen)
+    bad = rules[0].model_copy(update={"explains": ("no-such-rule",)})
+    with pytest.raises(KnowledgeBaseError, match="explains unknown rule"):
+        _check_explains([bad], seen)

@@ -56,6 +56,11 @@ class Rule(BaseModel):
     fix_packages: tuple[str, ...] = ()
     affected: str
     source: str = Field(description="public report URL, or owner/repo@tag:path")
+    explains: tuple[str, ...] = Field(
+        (),
+        description="ids of rules whose failure this cause produces (a symptom or a cascade): "
+        "when both match, this one ranks first",
+    )
 
     @field_validator("patterns")
     @classmethod
@@ -195,7 +200,17 @@ def load_rules() -> tuple[Rule, ...]:
                     )
                 seen[rule.id] = entry.name
                 rules.append(rule)
+    _check_explains(rules, seen)
     return tuple(rules)
+
+
+def _check_explains(rules: list[Rule], seen: Mapping[str, str]) -> None:
+    for rule in rules:
+        unknown = [i for i in rule.explains if i not in seen or i == rule.id]
+        if unknown:
+            raise KnowledgeBaseError(
+                f"doctor rule {rule.id!r} ({seen[rule.id]}) explains unknown rule(s) {unknown}"
+            )
 
 
 def _parse_file(name: str, text: str) -> list[Rule]:

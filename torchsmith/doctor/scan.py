@@ -7,7 +7,9 @@ optionally ``"stage": "compile"``); rules whose version ranges do not hold rank 
 
 Ranking, best first: a match inside the first real error block beats everything; then errors
 beat warnings (a feature quietly switched off explains a failure only when nothing else does);
-then the rule's specificity (``priority``), its fit with the context, and earlier lines.
+then the rule's specificity (``priority``), its fit with the context, and earlier lines. A rule
+that explains another (``Rule.explains``: the cause of that symptom) ranks above it when both
+match.
 """
 
 from __future__ import annotations
@@ -124,24 +126,38 @@ def _record(hits: dict[str, _Hits], rules: list[Rule], cand: Candidate, block: i
 
 
 def _rank(all_hits: Iterable[_Hits], context: Mapping[str, str], total: int) -> list[Finding]:
-    findings = [_finding(h, context, total) for h in all_hits]
+    hits = list(all_hits)
+    scores = _explained({h.rule.id: _score(h, context, total) for h in hits}, hits)
+    findings = [_finding(h, context, scores[h.rule.id]) for h in hits]
     return sorted(findings, key=lambda f: (-f.score, f.evidence[0].line))
 
 
-def _finding(hits: _Hits, context: Mapping[str, str], total: int) -> Finding:
+def _score(hits: _Hits, context: Mapping[str, str], total: int) -> float:
     rule = hits.rule
-    fit = rule.context_fit(context)
-    first = 0 in hits.blocks
     score = rule.priority * 0.3 + (30.0 if rule.severity == "error" else 0.0)
-    score += 100.0 if first else (40.0 if hits.blocks else 0.0)
-    score += {True: 20.0, False: -80.0, None: 0.0}[fit]
+    score += 100.0 if 0 in hits.blocks else (40.0 if hits.blocks else 0.0)
+    score += {True: 20.0, False: -80.0, None: 0.0}[rule.context_fit(context)]
     score += 10.0 if context.get("stage") == rule.stage else 0.0
-    score -= 5.0 * hits.evidence[0].line / max(total, 1)
+    return score - 5.0 * hits.evidence[0].line / max(total, 1)
+
+
+def _explained(scores: dict[str, float], hits: list[_Hits]) -> dict[str, float]:
+    """A cause outranks the symptoms it explains (``Rule.explains``) wherever they appear in
+    the log: the symptom is often the louder, earlier line (a kernel launch failing before the
+    warning that says why), but the cause is what to fix."""
+    for entry in hits:
+        effects = [scores[i] for i in entry.rule.explains if i in scores]
+        if effects and scores[entry.rule.id] > 0:
+            scores[entry.rule.id] = max(scores[entry.rule.id], max(effects) + 1.0)
+    return scores
+
+
+def _finding(hits: _Hits, context: Mapping[str, str], score: float) -> Finding:
     return Finding.of(
-        rule,
+        hits.rule,
         evidence=tuple(hits.evidence),
         count=hits.count,
-        in_first_error=first,
-        context_fit=fit,
+        in_first_error=0 in hits.blocks,
+        context_fit=hits.rule.context_fit(context),
         score=round(score, 2),
     )
