@@ -127,6 +127,7 @@ class RichProgress:
         self._progress.stop_task(task)
 
     def ninja(self, status: NinjaStatus) -> None:
+        estimate = self._eta(status)  # every line: the cost model weighs each finished edge
         task = self._tasks.get(self._current or "")
         if task is None:
             return
@@ -135,7 +136,7 @@ class RichProgress:
             description=f"{status.kind}: {_short(status.description, 50)}",
             total=status.total,
             completed=status.finished,
-            eta=format_eta(self._eta(status)),
+            eta=format_eta(estimate),
         )
 
     def message(self, text: str) -> None:

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 import tomllib
+from rich.console import Console
 
 from torchsmith.report.costdata import cost_toml, group_sums
 from torchsmith.report.eta import (
@@ -25,7 +26,7 @@ from torchsmith.report.eta import (
 )
 from torchsmith.report.ninja import NinjaStatus, parse_status
 from torchsmith.report.ninja_log import parse_runs
-from torchsmith.report.progress import format_eta
+from torchsmith.report.progress import PlainProgress, RichProgress, format_eta
 
 C10_LOG = Path(__file__).parents[2] / "fixtures" / "build" / "ninja-c10-1.13.1.log"
 REPORT_FIXTURE = Path(__file__).parents[2] / "fixtures" / "report" / "debian-1.13.1-cuda-partial"
@@ -127,3 +128,18 @@ def test_cost_data_from_a_real_ninja_log_reads_back_as_a_model(tmp_path: Path) -
     model = CostModel("1.13.1", "cuda-partial", 109, template.groups, "the fixture")
     data = tomllib.loads(cost_toml(model, list(sums.values()), jobs=2))
     assert (data["group"][0]["name"], data["group"][0]["objects"]) == ("c10", 67)
+
+
+@pytest.mark.parametrize("terminal", [False, True])
+def test_the_build_display_shows_the_cost_models_range(terminal: bool) -> None:
+    model = find_model("1.13.1", "cpu")
+    assert model is not None
+    console = Console(record=True, width=200, force_terminal=terminal)
+    eta = EtaSource(model, jobs=2)
+    progress = RichProgress(console, eta) if terminal else PlainProgress(console, 0.0, eta)
+    progress.stage_started("compile", "all")
+    for status in _replayed():
+        progress.ninja(status)
+    progress.close()
+    text = console.export_text()
+    assert "ETA 1:46:26 (1:13:41–2:33:45)" in text  # after c10: what the model says, with its range
