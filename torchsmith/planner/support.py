@@ -22,9 +22,8 @@ ISSUES = {
     "out yet",
     "output": "only wheels, conda packages and installs are produced yet (images are a "
     "planned output of a later version)",
-    "pip-deps": "the knowledge base records no nvidia-* wheel versions for a release's CUDA "
-    "(the official wheels' Requires-Dist pins), so a wheel cannot declare honest nvidia-* "
-    "dependencies nor load them from site-packages yet",
+    "pip-deps": "the step that writes the nvidia-* pins into the wheel's METADATA and points "
+    "its RPATHs at site-packages/nvidia/*/lib is not carried out yet",
 }
 
 
@@ -77,11 +76,26 @@ def _pip_deps(ctx: Ctx, linking_cuda: object) -> None:
     for lib, mode in asked.items():
         if mode == "pip-deps":
             ctx.problem(
-                f"linking {lib}=pip-deps: {ISSUES['pip-deps']}",
+                f"linking {lib}=pip-deps: {pins_known(ctx)}; {ISSUES['pip-deps']}",
                 f"link {lib} dynamically against the toolkit (--link {lib}=dynamic) or "
                 f"statically (--link {lib}=static)",
                 f"linking.{lib}",
             )
+
+
+def pins_known(ctx: Ctx) -> str:
+    """What the knowledge base knows of the official nvidia-* pins for this torch and CUDA."""
+    from torchsmith.packaging.pipdeps import known, pins_for
+
+    torch = ctx.release.torch if ctx.release else ctx.spec.torch
+    cuda = None if ctx.spec.accelerator == "cpu" else ctx.spec.accelerator
+    pins = pins_for(torch, cuda)
+    if pins is None:
+        return (
+            f"no official nvidia-* pins are recorded for torch {torch} + CUDA {cuda} "
+            f"(recorded: {', '.join(known())})"
+        )
+    return f"the official pins for torch {torch} + CUDA {cuda} are recorded ({pins.source})"
 
 
 def _backend(ctx: Ctx, can: Capabilities) -> None:

@@ -1,0 +1,46 @@
+"""``linking = "pip-deps"``: the official nvidia-* pins recorded with their source (the official
+wheels' METADATA), and the refusal that names them while the wheel step is not carried out."""
+
+from __future__ import annotations
+
+import pytest
+from packaging.requirements import Requirement
+
+from tests.unit.planner.kb import ci_host
+from torchsmith.errors import PlanError
+from torchsmith.kb import load
+from torchsmith.packaging.pipdeps import all_pins, pins_for
+from torchsmith.planner import resolve
+from torchsmith.spec_sources import resolve_spec
+
+
+def test_torch_260_cu124_pins_are_the_official_wheels() -> None:
+    pins = pins_for("2.6.0", "12.4")
+    assert pins is not None and "torch-2.6.0.dist-info/METADATA" in pins.source
+    specs = {Requirement(r).name: str(Requirement(r).specifier) for r in pins.requires}
+    assert specs["nvidia-cuda-runtime-cu12"] == "==12.4.127"
+    assert specs["nvidia-cudnn-cu12"] == "==9.1.0.70"
+    assert specs["nvidia-nccl-cu12"] == "==2.21.5"
+    assert len(specs) == 13
+
+
+def test_every_record_has_a_source_and_valid_requirements() -> None:
+    for pins in all_pins():
+        assert pins.source.startswith("https://pypi.org/project/torch/")
+        assert all(Requirement(r).marker is not None for r in pins.requires)
+    assert pins_for("2.5.1", "12.4") is None
+
+
+@pytest.mark.parametrize(
+    ("torch", "cuda", "said"),
+    [
+        ("2.6.0", "12.4", "the official pins for torch 2.6.0 + CUDA 12.4 are recorded"),
+        ("2.5.1", "12.4", "no official nvidia-* pins are recorded for torch 2.5.1 + CUDA 12.4"),
+    ],
+)
+def test_pip_deps_stays_refused_naming_what_is_known(torch: str, cuda: str, said: str) -> None:
+    cli = {"torch": torch, "accelerator": cuda, "gpus": ("8.6",), "linking.cuda": "pip-deps"}
+    with pytest.raises(PlanError) as info:
+        resolve(resolve_spec(cli=cli), load(), ci_host())
+    text = info.value.render()
+    assert said in text and "not carried out yet" in text and "--link cuda=dynamic" in text
