@@ -56,6 +56,8 @@ COMPANIONS = ("torchvision", "torchaudio", "torchtext")
 RELEASES_TOML = Path(__file__).resolve().parent.parent / "torchsmith/kb/data/releases.toml"
 DEFAULT_CACHE = Path.home() / ".cache/torchsmith/refresh_releases"
 TIMEOUT = 60
+# Releases published only on download.pytorch.org: scripts/refresh_previous_versions.py checks them.
+NOT_ON_PYPI = {"1.8.2": "LTS: wheels only on download.pytorch.org/whl/lts/1.8"}
 WHEEL_FILES = {
     "version": "torch/version.py",
     "torchconfig": "torch/share/cmake/Torch/TorchConfig.cmake",
@@ -351,7 +353,7 @@ def diff(
         lines += [
             f"- torch {v}: in releases.toml, not a release on PyPI"
             for v in by_version
-            if v != "main" and v not in derived
+            if v != "main" and v not in derived and v not in NOT_ON_PYPI
         ]
     return lines
 

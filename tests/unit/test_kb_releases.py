@@ -247,3 +247,9 @@ def test_diff_reports_missing_and_different_records() -> None:
     assert "~ torch 1.0.0: date: kb='2018-12-08' derived='2018-12-07'" in lines
     assert "- torch 0.4.1: in releases.toml, not a release on PyPI" in lines
     assert not any("main" in line for line in lines)
+
+
+def test_the_lts_release_off_pypi_is_not_reported_missing() -> None:
+    records = [{"torch": "1.8.2", "date": None}, {"torch": "0.4.1"}]
+    lines = refresh.diff({}, records)
+    assert lines == ["- torch 0.4.1: in releases.toml, not a release on PyPI"]
