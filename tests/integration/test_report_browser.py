@@ -4,6 +4,7 @@ chromium-headless-shell, scripts/setup-system-deps) and its screenshot shows the
 
 from __future__ import annotations
 
+import json
 import lzma
 import re
 import shutil
@@ -81,3 +82,7 @@ def test_build_ends_with_the_report_path(
     text = page.read_text()
     assert 'id="timeline"' in text and 'id="stages"' in text
     assert (page.parent / "build-trace.json").is_file()
+    manifest = json.loads(next(page.parent.parent.glob("*.manifest.json")).read_text())
+    peak = manifest["resources"]["peak_process_rss_mib"]
+    assert peak > 1  # cmake, cc1, pip: real processes of this build (or earlier ones here)
+    assert f"<td>peak RAM of one process</td><td>{peak:,.0f} MiB</td>" in text

@@ -95,12 +95,23 @@ def load_inputs(path: Path) -> ReportInputs:
     )
 
 
+def peak_rss_mib(manifest: dict[str, Any] | None) -> float | None:
+    value = ((manifest or {}).get("resources") or {}).get("peak_process_rss_mib")
+    return float(value) if isinstance(value, (int, float)) else None
+
+
 def _missing(manifest: dict[str, Any] | None, log: Path | None) -> list[str]:
     missing = [
-        "peak RAM: neither the manifest nor .ninja_log records memory use",
         "CPU utilisation: no CPU samples are recorded; the number of ninja jobs running "
         "(from .ninja_log) stands in for it",
     ]
+    if peak_rss_mib(manifest) is None:
+        missing.append(
+            "peak RAM: this manifest records no memory use (torchsmith records it "
+            "since the manifest's 'resources' entry; never in a container backend)"
+        )
+    else:
+        missing.append("RAM of parallel jobs together: only the largest single process is recorded")
     if manifest is None:
         missing.append("the manifest (a failed or stopped build writes none): no stage times")
     if log is None:

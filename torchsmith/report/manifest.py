@@ -6,6 +6,7 @@ recorded; nothing here runs a command.
 
 from __future__ import annotations
 
+import resource
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -20,6 +21,15 @@ from torchsmith.redact import redact_data
 from torchsmith.sources.base import SourceTree
 
 MANIFEST_SCHEMA = 1
+PEAK_RSS_WHAT = (
+    "the largest resident set of one process torchsmith ran and waited for, in any stage "
+    "(getrusage RUSAGE_CHILDREN ru_maxrss); parallel jobs together may have used more"
+)
+
+
+def peak_child_rss_mib() -> float:
+    """ru_maxrss of the children waited for so far (Linux counts it in KiB), in MiB."""
+    return round(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024, 1)
 
 
 def artifact_record(path: Path, name: str | None = None) -> dict[str, Any]:
@@ -65,6 +75,7 @@ class ManifestInputs:
     repair: Mapping[str, Any] | None = None
     result_warnings: Sequence[str] = ()
     executed_steps: Sequence[str] = ()
+    peak_rss_mib: float | None = None
 
 
 def build_manifest(inputs: ManifestInputs) -> dict[str, Any]:
@@ -101,6 +112,10 @@ def _document(inputs: ManifestInputs) -> dict[str, Any]:
         "repair": dict(inputs.repair) if inputs.repair else None,
         "result_warnings": list(inputs.result_warnings),
         "executed_steps": list(inputs.executed_steps),
+        "resources": {
+            "peak_process_rss_mib": inputs.peak_rss_mib,
+            "what": PEAK_RSS_WHAT if inputs.peak_rss_mib is not None else "not recorded",
+        },
     }
 
 

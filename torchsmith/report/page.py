@@ -12,6 +12,7 @@ import plotly.graph_objects as go
 
 from torchsmith.report.advice import Advice
 from torchsmith.report.analysis import ReportData, cache_by_stage
+from torchsmith.report.inputs import peak_rss_mib
 
 STYLE = """body{font-family:sans-serif;margin:1.5em;max-width:1200px}
 table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:3px 8px;text-align:left}
@@ -28,6 +29,10 @@ def _table(head: Sequence[str], rows: Sequence[Sequence[object]]) -> str:
     return f"<table><tr>{cells}</tr>{body}</table>"
 
 
+def _mib(value: float | None) -> str:
+    return "not recorded" if value is None else f"{value:,.0f} MiB"
+
+
 def _summary(data: ReportData) -> str:
     manifest = data.inputs.manifest or {}
     plan = manifest.get("plan") or {}
@@ -41,6 +46,7 @@ def _summary(data: ReportData) -> str:
         ("earlier ninja runs in the log", data.inputs.earlier_runs),
         ("ninja wall time", f"{use.wall:.1f} s"),
         ("mean jobs running / job limit", f"{use.mean_jobs:.2f} / {use.job_limit or '?'}"),
+        ("peak RAM of one process", _mib(peak_rss_mib(data.inputs.manifest))),
     ]
     rows += [(f"{k} seconds (sum over jobs)", f"{v:.1f}") for k, v in data.by_group.items()]
     return _table(("what", "value"), rows)

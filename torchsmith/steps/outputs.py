@@ -14,6 +14,7 @@ from torchsmith.report.manifest import (
     artifact_record,
     build_manifest,
     manifest_name,
+    peak_child_rss_mib,
     source_record,
 )
 from torchsmith.steps.artifacts import partial_artifacts
@@ -71,6 +72,7 @@ def manifest_of(ctx: BuildContext, state: BuildState) -> dict[str, Any]:
             repair=state.repaired,
             result_warnings=result_warnings(ctx),
             executed_steps=list(state.executed),
+            peak_rss_mib=peak_child_rss_mib() if ctx.plan.backend == "local" else None,
         )
     )
 

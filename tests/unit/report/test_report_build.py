@@ -16,6 +16,7 @@ from torchsmith.report.advice import advise
 from torchsmith.report.analysis import ReportData, analyse, edge_group
 from torchsmith.report.build_report import report_line, write_report
 from torchsmith.report.inputs import ReportInputs, load_inputs
+from torchsmith.report.manifest import PEAK_RSS_WHAT, peak_child_rss_mib
 from torchsmith.report.ninja_log import (
     NinjaEdge,
     assign_slots,
@@ -164,3 +165,20 @@ def test_idle_job_slots_are_named_with_the_numbers() -> None:
     edges = [NinjaEdge(0, 100, ("a.o",), "a"), NinjaEdge(0, 10, ("b.o",), "b")]
     advice = {a.rule: a for a in advise(_data(edges, {"max_jobs": {"value": 4}}))}
     assert "on average 1.10 of 4 jobs ran (28%); 290 slot-seconds idle" in advice["idle-slots"].why
+
+
+def test_peak_ram_is_shown_when_the_manifest_records_it(workspace: Path) -> None:
+    page = write_report(workspace).html.read_text()
+    assert "<td>peak RAM of one process</td><td>not recorded</td>" in page  # older manifest
+    manifest = next(workspace.glob("*.manifest.json"))
+    data = json.loads(manifest.read_text())
+    data["resources"] = {"peak_process_rss_mib": 1740.5, "what": PEAK_RSS_WHAT}
+    manifest.write_text(json.dumps(data))
+    written = write_report(workspace)
+    assert "<td>peak RAM of one process</td><td>1,740 MiB</td>" in written.html.read_text()
+    assert any("only the largest single process" in m for m in written.missing)
+
+
+def test_the_peak_is_read_from_the_processes_waited_for() -> None:
+    # the unit-test guard starts no process: what this test process has waited for so far
+    assert peak_child_rss_mib() >= 0.0
