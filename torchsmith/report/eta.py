@@ -18,6 +18,8 @@ from dataclasses import dataclass, field
 from functools import cache
 from importlib import resources
 
+from pydantic import BaseModel, ConfigDict, Field
+
 from torchsmith.report.ninja import NinjaStatus
 
 if sys.version_info >= (3, 11):
@@ -75,15 +77,30 @@ class CostModel:
         return group.mean if group else self.cheapest
 
 
+class _GroupRecord(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    name: str
+    match: tuple[str, ...]
+    objects: int = Field(gt=0)
+    seconds: float = Field(ge=0)
+
+
+class _CostFile(BaseModel):
+    """A cost-data file as written (validated: a malformed file is a load error)."""
+
+    model_config = ConfigDict(extra="forbid")
+    release: str
+    accelerator: str
+    jobs: int = Field(gt=0)
+    source: str = Field(min_length=1)
+    edges: int = Field(gt=0)
+    group: tuple[_GroupRecord, ...] = Field(min_length=1)
+
+
 def _model(data: dict[str, object]) -> CostModel:
-    groups = tuple(
-        CostGroup(str(g["name"]), tuple(g["match"]), int(g["objects"]), float(g["seconds"]))
-        for g in data["group"]  # type: ignore[attr-defined]
-    )
-    return CostModel(
-        str(data["release"]), str(data["accelerator"]), int(data["edges"]),  # type: ignore[call-overload]
-        groups, str(data["source"]),
-    )  # fmt: skip
+    record = _CostFile.model_validate(data)
+    groups = tuple(CostGroup(g.name, g.match, g.objects, g.seconds) for g in record.group)
+    return CostModel(record.release, record.accelerator, record.edges, groups, record.source)
 
 
 @cache

@@ -19,6 +19,7 @@ from torchsmith.report.eta import (
     CostModel,
     Estimate,
     EtaSource,
+    _model,
     cost_models,
     eta_for_plan,
     find_model,
@@ -143,3 +144,13 @@ def test_the_build_display_shows_the_cost_models_range(terminal: bool) -> None:
     progress.close()
     text = console.export_text()
     assert "ETA 1:46:26 (1:13:41–2:33:45)" in text  # after c10: what the model says, with its range
+
+
+def test_a_cost_file_without_a_source_or_groups_does_not_load() -> None:
+    good = tomllib.loads(
+        (Path(__file__).parents[3] / "torchsmith/report/data/cost-1.13.1-cpu.toml").read_text()
+    )
+    assert _model(good).release == "1.13.1"
+    for broken in ({**good, "source": ""}, {**good, "group": []}, {**good, "extra": 1}):
+        with pytest.raises(ValidationError):
+            _model(broken)
