@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 import tomllib
+from pydantic import ValidationError
 from rich.console import Console
 
 from torchsmith.report.costdata import cost_toml, group_sums
