@@ -161,3 +161,10 @@ def test_main_uses_the_newest_release_official_lists() -> None:
     decision = resolve_archs(ctx, kb.cuda("13.2"))
     assert decision.reason == "default: the official binaries' arch list for this release"
     assert decision.value == ["7.5", "8.0", "8.6", "9.0", "10.0", "12.0"]
+
+
+def test_a_cuda_major_newer_than_the_release_names_the_tested_way() -> None:
+    p = _plan(torch="2.0.1", accelerator="12.4", python="3.10", gpus=("8.9",))
+    text = next(w for w in p.warnings if "not among torch 2.0.1's official" in w)
+    assert "a CUDA major newer than any it was built with" in text
+    assert "torch 2.4.0 or newer (official binaries with CUDA 12.4) is the tested way" in text

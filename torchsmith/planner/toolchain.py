@@ -83,10 +83,17 @@ def _unofficial_cuda(ctx: Ctx, rel: Release, cuda: str) -> None:
             "accelerator",
         )
         return
+    newer = _major(cuda) > _major(newest)
     ctx.warnings.append(
         f"CUDA {cuda} is not among torch {rel.torch}'s official CUDA versions "
         f"({', '.join(rel.cuda)}): an untested combination; the known fixes for it, if any, "
         "are listed in the plan"
+        + (
+            f"; a CUDA major newer than any it was built with — {releases_with_cuda(ctx, cuda)} "
+            "is the tested way"
+            if newer
+            else ""
+        )
     )
 
 
