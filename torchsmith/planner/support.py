@@ -22,8 +22,9 @@ ISSUES = {
     "out yet",
     "output": "only wheels, conda packages and installs are produced yet (images are a "
     "planned output of a later version)",
-    "pip-deps": "the step that writes the nvidia-* pins into the wheel's METADATA and points "
-    "its RPATHs at site-packages/nvidia/*/lib is not carried out yet",
+    "pip-deps": "pip-deps declares the official wheels' own nvidia-* pins, so it needs them "
+    "recorded (packaging/data/nvidia_wheels.toml), and covers every CUDA library at once "
+    "(linking.cuda=pip-deps), as the official wheels do",
 }
 
 
@@ -38,7 +39,9 @@ class Capabilities:
     repair: bool = False
     """Wheels are repaired (auditwheel: $ORIGIN RPATHs, driver/CUDA sonames left external)."""
     pip_deps: bool = False
-    """``linking.cuda = pip-deps``: Requires-Dist on nvidia-* wheels, RPATHs into them."""
+    """``pip-deps`` planned for any release and CUDA (knowledge only). Without it, pip-deps
+    (Requires-Dist on nvidia-* wheels, RPATHs into them) is carried out where the knowledge base
+    records the official wheels' pins, for all CUDA libraries at once (``linking.cuda``)."""
 
 
 PIPELINE = Capabilities(
@@ -73,6 +76,8 @@ def refuse_unsupported(ctx: Ctx, can: Capabilities, linking_cuda: object) -> Non
 
 def _pip_deps(ctx: Ctx, linking_cuda: object) -> None:
     asked = {"cuda": linking_cuda, "cudnn": ctx.spec.linking.cudnn, "nccl": ctx.spec.linking.nccl}
+    if linking_cuda == "pip-deps" and _has_pins(ctx):
+        return
     for lib, mode in asked.items():
         if mode == "pip-deps":
             ctx.problem(
@@ -81,6 +86,13 @@ def _pip_deps(ctx: Ctx, linking_cuda: object) -> None:
                 f"statically (--link {lib}=static)",
                 f"linking.{lib}",
             )
+
+
+def _has_pins(ctx: Ctx) -> bool:
+    from torchsmith.packaging.pipdeps import pins_for
+
+    torch = ctx.release.torch if ctx.release else ctx.spec.torch
+    return pins_for(torch, ctx.spec.accelerator) is not None
 
 
 def pins_known(ctx: Ctx) -> str:

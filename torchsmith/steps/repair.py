@@ -25,7 +25,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from torchsmith.errors import BuildError, ToolError
+from torchsmith.errors import BuildError, InternalError, ToolError
 from torchsmith.plan_model import BuildPlan
 from torchsmith.steps.context import BuildContext, failure_lines
 from torchsmith.steps.state import BuildState
@@ -199,8 +199,26 @@ def _only_wheel(out: Path) -> Path:
     return wheels[0]
 
 
+def declare_pip_deps(ctx: BuildContext, wheel: Path, env: Mapping[str, str]) -> dict[str, Any]:
+    """``linking.cuda = pip-deps``: the official nvidia-* pins and RPATHs into the wheel."""
+    from torchsmith.packaging.pipdeps import declare, pins_for
+
+    pins = pins_for(ctx.plan.torch.value, ctx.plan.cuda.value)
+    if pins is None:  # the planner refuses pip-deps without recorded pins
+        raise InternalError("pip-deps without recorded pins", "report this as a bug")
+    tools = repair_tools()
+    patch = PatchRun(ctx.executor, str(tools.patchelf), tool_env(env, tools), ctx.log(STAGE))
+    what = f"{wheel.name}: Requires-Dist on the official CUDA wheels, RPATH into nvidia/*/lib"
+    with ctx.stage("pip-deps", what):
+        changed = declare(wheel, pins, patch)
+    return {"requires": list(pins.requires), "changed": changed, "source": pins.source}
+
+
 def run(ctx: BuildContext, state: BuildState) -> None:
-    """Step ``repair``: ``state.wheel`` becomes the repaired wheel."""
+    """Step ``repair``: ``state.wheel`` becomes the repaired wheel (with ``linking.cuda =
+    pip-deps``, one that declares and loads the official nvidia-* wheels)."""
     wheel, record = repair(ctx, state.need_wheel(), state.need_benv().env)
+    if ctx.plan.linking.get("cuda") and ctx.plan.linking["cuda"].value == "pip-deps":
+        record["pip_deps"] = declare_pip_deps(ctx, wheel, state.need_benv().env)
     state.wheel, state.repaired = wheel, record
     ctx.reporter.message(f"repair: {wheel.name} ({record['bytes_after']} bytes)")

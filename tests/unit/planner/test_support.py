@@ -81,7 +81,7 @@ def test_companions_are_refused_until_the_companion_step_exists() -> None:
     assert "companions torchvision" in text and "drop --with" in text
 
 
-def test_pip_deps_is_refused_the_kb_records_no_nvidia_wheel_versions() -> None:
+def test_pip_deps_is_refused_where_the_kb_records_no_nvidia_wheel_versions() -> None:
     text = refusal(torch="2.5.1", accelerator="12.4", gpus=("8.6",), **{"linking.cuda": "pip-deps"})
     assert "linking.cuda" in text and "no official nvidia-* pins are recorded" in text
     assert "--link cuda=dynamic" in text
