@@ -1,10 +1,10 @@
 """Reliability trial 5 (issue 16), two builds of one plan at once, as real ``torchsmith build``
 processes of the same command: while the first is held in its configure step (the small tree's
-``setup.py --cmake-only`` waits for a file, so the trial does not race a fast machine), the second waits
-(``lock.WAIT_S``) and is refused naming the first one's pid, having run no step; the first is
-then SIGKILLed with its process group, and the second run of the same command recognises the
-dead holder's lock, resumes the first one's workspace and publishes. The lock itself is
-torchsmith/lock.py (tests/integration/test_concurrent_builds.py tests it with holder
+``setup.py --cmake-only`` waits for a file, so the trial does not race a fast machine), the
+second waits (``lock.WAIT_S``) and is refused naming the first one's pid, having run no step;
+the first is then SIGKILLed with its process group, and the second run of the same command
+recognises the dead holder's lock, resumes the first one's workspace and publishes. The lock
+itself is torchsmith/lock.py (tests/integration/test_concurrent_builds.py tests it with holder
 processes)."""
 
 from __future__ import annotations
