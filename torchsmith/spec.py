@@ -18,6 +18,7 @@ CacheKind = Literal["ccache", "sccache", "none"]
 Preset = Literal["default", "official", "minimal"]
 ToolkitProvider = Literal["auto", "system", "pypi", "apt", "container"]
 PtxPolicy = Literal["asked", "newest", "none"]
+Engine = Literal["auto", "docker", "podman", "buildah"]
 Companion = Literal["torchvision", "torchaudio", "torchtext"]
 COMPANIONS: tuple[str, ...] = ("torchvision", "torchaudio", "torchtext")
 
@@ -170,6 +171,43 @@ class CacheSpec(_Strict):
         return self.location is not None and "://" in self.location
 
 
+class TrainingImage(_Strict):
+    """One image to train in, made from the build's wheels (backend ``docker``)."""
+
+    name: str = Field(
+        pattern=r"^[a-z0-9][a-z0-9._-]{0,62}$",
+        description="Image name and Dockerfile stage suffix ('train' -> stage train-train).",
+    )
+    base: str | None = Field(
+        None, description="Base image. Default: the runtime image matching the build image."
+    )
+    packages: tuple[str, ...] = Field((), description="Extra OS packages (apt) to install.")
+    requirements: tuple[str, ...] = Field(
+        (), description="Extra Python requirements (pip specifiers) to install."
+    )
+    tz: str = Field(
+        "UTC", pattern=r"^[A-Za-z0-9_+/-]+$", description="Time zone (TZ), e.g. 'Asia/Seoul'."
+    )
+    user: str = Field(
+        "user", pattern=r"^[a-z_][a-z0-9_-]{0,31}$", description="Name of the non-root user."
+    )
+    uid: int | None = Field(
+        None, ge=1, le=2**31 - 1, description="User id. Default: the id of the caller."
+    )
+    gid: int | None = Field(
+        None, ge=1, le=2**31 - 1, description="Group id. Default: the group of the caller."
+    )
+    workdir: str = Field(
+        "/workspace", pattern=r"^/[A-Za-z0-9._/-]*$", description="Working directory."
+    )
+    root: bool = Field(False, description="Run as root instead of the user (not recommended).")
+    python_layout: Literal["venv", "system"] = Field(
+        "venv",
+        description="'venv': wheels installed into /opt/venv; 'system': into the image's own "
+        "Python (dist-packages), the wheels kept under /opt/wheels.",
+    )
+
+
 class BuildSpec(_Strict):
     """Everything a user can ask of a torchsmith build."""
 
@@ -242,6 +280,21 @@ class BuildSpec(_Strict):
         "it in ('/opt/venv/bin/python'); never the build's own environment.",
     )
     backend: Backend = Field("local", description="Where the build runs.")
+    engine: Engine = Field(
+        "auto",
+        description="Container engine for backend 'docker': docker (BuildKit), podman or "
+        "buildah; 'auto' takes the first that answers.",
+    )
+    base_image: str | None = Field(
+        None,
+        description="Build image for backend 'docker' instead of the one the knowledge base "
+        "names (e.g. your registry's copy of a deleted nvidia/cuda tag).",
+    )
+    images: tuple[TrainingImage, ...] = Field(
+        (),
+        description="Training images made from the build's wheels: [[images]] tables of a "
+        "spec file (file only: no flag).",
+    )
     build_version: str | None = Field(
         None, description="Version string baked into the wheel (PYTORCH_BUILD_VERSION)."
     )

@@ -17,4 +17,5 @@ COMMAND_MODULES: tuple[str, ...] = (
     "torchsmith.commands.report",
     "torchsmith.commands.matrix",
     "torchsmith.commands.publish",
+    "torchsmith.commands.image",
 )

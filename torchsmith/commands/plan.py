@@ -88,6 +88,10 @@ def _print_plan(plan: BuildPlan) -> None:
 
 def _handle(args: argparse.Namespace) -> int:
     resolved = spec_from_args(args)
+    if resolved.spec.backend == "docker":  # planned against the image, with an engine
+        from torchsmith.commands.image import plan_in_container
+
+        return plan_in_container(args, resolved)
     plan = resolve(resolved, kbmod.load(), load_host(args))
     if args.json:
         print_json(plan_json(plan))

@@ -13,6 +13,7 @@ from torchsmith.planner.support import PIPELINE
 from torchsmith.spec import (
     Backend,
     CacheKind,
+    Engine,
     Features,
     Linking,
     Output,
@@ -118,6 +119,12 @@ def add_spec_arguments(parser: argparse.ArgumentParser) -> None:
         help=f"where the build runs (carried out today: {', '.join(sorted(PIPELINE.backends))})",
     )
     g.add_argument("--build-version", help="version baked into the wheel")
+    g.add_argument(
+        "--engine", choices=get_args(Engine), help="container engine for --backend docker"
+    )
+    g.add_argument(
+        "--base-image", help="build image for --backend docker instead of the KB's choice"
+    )
 
 
 def _switches(args: argparse.Namespace, problems: list[Problem]) -> dict[str, Any]:
@@ -160,6 +167,8 @@ def cli_values(args: argparse.Namespace) -> tuple[dict[str, Any], list[Problem]]
         "install_python": args.install_python,
         "backend": args.backend,
         "build_version": args.build_version,
+        "engine": args.engine,
+        "base_image": args.base_image,
     }
     values.update(_switches(args, problems))
     return values, problems

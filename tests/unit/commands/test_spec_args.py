@@ -9,8 +9,9 @@ from typing import get_args
 from torchsmith.commands.spec_args import add_spec_arguments, cli_values
 from torchsmith.spec import Backend, BuildSpec, CacheKind, Features, Linking, Output
 
-FILE_ONLY: frozenset[str] = frozenset()
-"""Spec keys with no flag (docs/options.md says so for each); none today."""
+FILE_ONLY: frozenset[str] = frozenset({"images"})
+"""Spec keys with no flag (docs/options.md says so for each): the training images ([[images]]
+tables of a spec file)."""
 
 
 def _parser() -> argparse.ArgumentParser:

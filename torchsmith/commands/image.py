@@ -1,0 +1,186 @@
+"""`torchsmith image`: a build in a container image — the generated Dockerfile (build, verify,
+export and training stages), and, unless ``--dockerfile-only``, the chosen engine runs it: the
+training images into its store, ``--output wheel`` wheels into the output directory, each image
+as an OCI archive with ``--oci-archive DIR``."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, get_args
+
+from rich.markup import escape
+
+from torchsmith import kb as kbmod
+from torchsmith.backends import make_executor
+from torchsmith.commands.plan import _print_plan, load_host, plan_json, shown
+from torchsmith.commands.spec_args import add_spec_arguments, cli_values
+from torchsmith.console import out, print_json
+from torchsmith.container.build import Build, Pull, oci_archive_argv, run_builds
+from torchsmith.container.context import write_context
+from torchsmith.container.engines import (
+    ENGINES,
+    EngineChoice,
+    Storage,
+    choose_engine,
+    probe_engines,
+)
+from torchsmith.container.images import load_images
+from torchsmith.container.planning import ImagePlan, plan_container
+from torchsmith.errors import HostError, SpecError
+from torchsmith.proc import HOST
+from torchsmith.spec_sources import ResolvedSpec, resolve_spec
+
+NOT_PROBED = "not asked (--host-facts or --dockerfile-only: no engine is needed for this)"
+
+
+def container_spec(args: argparse.Namespace, env: Mapping[str, str]) -> ResolvedSpec:
+    """The spec with the container flags; backend ``docker`` unless something else asks for
+    another (which the planner then refuses, naming it)."""
+    values, problems = cli_values(args)
+    if problems:
+        raise SpecError(problems)
+    rs = resolve_spec(file=args.spec, env=env, cli=values)
+    if rs.origin("backend") != "default":
+        return rs
+    return resolve_spec(file=args.spec, env=env, cli={**values, "backend": "docker"})
+
+
+def image_plan(args: argparse.Namespace, env: Mapping[str, str]) -> ImagePlan:
+    rs = container_spec(args, env)
+    ids = (os.getuid(), os.getgid())
+    return plan_container(rs, kbmod.load(), load_images(), load_host(args), ids)
+
+
+def engine_choice(args: argparse.Namespace, wanted: str, env: Mapping[str, str]) -> EngineChoice:
+    """Probe docker, podman and buildah here; the asked (or first answering) one."""
+    storage = _storage(args)
+    which = {name: shutil.which(name, path=env.get("PATH")) for name in ENGINES}
+    probes = probe_engines(HOST, env, which, storage)
+    return choose_engine(probes, wanted, storage)
+
+
+def _storage(args: argparse.Namespace) -> Storage:
+    root: Path | None = getattr(args, "storage_root", None)
+    if root is None:
+        return Storage()
+    return Storage(root=root / "root", runroot=root / "run")
+
+
+def _print(
+    ip: ImagePlan, choice: EngineChoice | None, dockerfile: Path | None, warnings: bool = True
+) -> None:
+    out.print(f"[bold]base image[/]: {escape(ip.base.image)} ({escape(ip.base.reason)})")
+    if choice is not None:
+        out.print(f"[bold]engine[/]: {escape(choice.probe.describe())} — {escape(choice.reason)}")
+    else:
+        out.print(f"[bold]engine[/]: {NOT_PROBED}")
+    for image in ip.images:
+        spec = image.spec
+        ids = f"uid {image.uid} gid {image.gid} ({image.reason})"
+        out.print(f"[bold]image {spec.name}[/]: TZ {spec.tz}, user {spec.user}, {escape(ids)}")
+    if dockerfile is not None:
+        out.print(f"[bold]Dockerfile[/]: {escape(str(dockerfile))}")
+    for warning in ip.plan.warnings if warnings else ():
+        out.print(f"[yellow]warning:[/] {escape(warning)}")
+
+
+def _builds(args: argparse.Namespace, ip: ImagePlan, context: Path) -> list[Build]:
+    pull: Pull = args.pull
+    builds = [Build(context, f"train-{i.spec.name}", i.spec.name, pull=pull) for i in ip.images]
+    if "wheel" in ip.plan.outputs or args.wheels is None:
+        dist = Path(ip.plan.output_dir).expanduser().resolve()
+        builds.insert(0, Build(context, "export", output_dir=dist, pull=pull))
+    return builds
+
+
+def _export(args: argparse.Namespace, ip: ImagePlan, choice: EngineChoice, env: Any) -> None:
+    folder: Path = args.oci_archive
+    folder.mkdir(parents=True, exist_ok=True)
+    skopeo = shutil.which("skopeo", path=env.get("PATH"))
+    if skopeo is None:
+        raise HostError("--oci-archive needs skopeo", "install it (Debian: apt-get install skopeo)")
+    with make_executor("local", env) as executor:
+        for image in ip.images:
+            archive = folder / f"{image.spec.name}.oci.tar"
+            archive.unlink(missing_ok=True)
+            executor.run(oci_archive_argv(skopeo, choice, image.spec.name, archive), env=env)
+            out.print(f"[bold]oci-archive[/]: {escape(str(archive))}")
+
+
+def plan_in_container(args: argparse.Namespace, rs: ResolvedSpec) -> int:
+    """`torchsmith plan` of a container build: the plan against the image's facts, and the
+    engine that would run it (:class:`HostError` when none answers)."""
+    env = dict(os.environ)
+    ids = (os.getuid(), os.getgid())
+    ip = plan_container(rs, kbmod.load(), load_images(), load_host(args), ids)
+    # recorded host facts plan for another machine: its engines cannot be asked from here
+    choice = None if args.host_facts else engine_choice(args, ip.engine, env)
+    if args.json:
+        data = plan_json(ip.plan)
+        data["container"] = {"base_image": ip.base.image, "base_reason": ip.base.reason}
+        data["container"] |= {"engine": choice.name if choice else None}
+        data["container"] |= {"engine_reason": choice.reason if choice else NOT_PROBED}
+        print_json(data)
+        return 0
+    _print_plan(shown(ip.plan))
+    _print(ip, choice, None, warnings=False)
+    return 0
+
+
+def _handle(args: argparse.Namespace) -> int:
+    env = dict(os.environ)
+    ip = image_plan(args, env)
+    choice = None if args.dockerfile_only else engine_choice(args, ip.engine, env)
+    context = Path(args.context_dir).expanduser().resolve()
+    dockerfile = write_context(ip, load_images().tool("uv"), context, args.wheels)
+    if args.json:
+        data: dict[str, Any] = {"plan": plan_json(ip.plan), "base_image": ip.base.image}
+        data |= {"dockerfile": str(dockerfile), "engine": choice.name if choice else None}
+        print_json(data)
+    else:
+        _print(ip, choice, dockerfile)
+    if choice is None:
+        return 0
+    log_dir = context / "logs"
+    with make_executor("local", env) as executor:
+        builds = _builds(args, ip, context)
+        run_builds(
+            executor, choice=choice, builds=builds, env=env, log_dir=log_dir, on_line=out.print
+        )
+    if args.oci_archive is not None:
+        _export(args, ip, choice, env)
+    return 0
+
+
+def register(sub: Any) -> None:
+    parser = sub.add_parser(
+        "image", help="build in a container image: Dockerfile, wheels, training images"
+    )
+    add_spec_arguments(parser)
+    g = parser.add_argument_group("container")
+    g.add_argument(
+        "-o", "--context-dir", default="image-context", help="where the build context is written"
+    )
+    g.add_argument(
+        "--dockerfile-only",
+        action="store_true",
+        help="write the build context only (no engine needed)",
+    )
+    g.add_argument(
+        "--wheels", type=Path, metavar="DIR", help="training images from these wheels (no build)"
+    )
+    g.add_argument("--oci-archive", type=Path, metavar="DIR", help="write NAME.oci.tar per image")
+    g.add_argument("--pull", choices=get_args(Pull), default="missing", help="base image pulls")
+    g.add_argument(
+        "--storage-root",
+        type=Path,
+        metavar="DIR",
+        help="podman/buildah image store (vfs) under DIR instead of the default",
+    )
+    g.add_argument("--host-facts", type=Path, help="use recorded `torchsmith host --json`")
+    g.add_argument("--json", action="store_true", help="machine-readable output")
+    parser.set_defaults(handler=_handle)
