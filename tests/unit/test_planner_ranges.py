@@ -168,3 +168,20 @@ def test_a_cuda_major_newer_than_the_release_names_the_tested_way() -> None:
     text = next(w for w in p.warnings if "not among torch 2.0.1's official" in w)
     assert "a CUDA major newer than any it was built with" in text
     assert "torch 2.4.0 or newer (official binaries with CUDA 12.4) is the tested way" in text
+
+
+def test_a_companion_without_a_release_names_why_and_the_last_torch_it_followed() -> None:
+    from torchsmith.planner.support import KNOWLEDGE_ONLY
+
+    with pytest.raises(PlanError) as info:
+        resolve(
+            resolve_spec(cli={"torch": "2.4.0", "companions": ("torchtext",)}),
+            load(),
+            ci_host(),
+            can=KNOWLEDGE_ONLY,
+        )
+    text = info.value.render()
+    assert (
+        "torchtext has no release matching torch 2.4.0 (last release 0.18.0, for torch 2.3" in text
+    )
+    assert "drop torchtext, or use --torch 2.3.1 (torchtext follows torch ≤ 2.3.1)" in text

@@ -11,7 +11,7 @@ from torchsmith.errors import UnknownEntryError
 from torchsmith.kb.models import Release
 from torchsmith.plan_model import CompanionPlan, Decision, SourcePlan
 from torchsmith.planner.context import Ctx, decide
-from torchsmith.planner.ranges import check_python
+from torchsmith.planner.ranges import check_python, way_out
 from torchsmith.redact import redact_url
 from torchsmith.spec import COMPANIONS
 
@@ -78,10 +78,12 @@ def _one_companion(ctx: Ctx, rel: Release, name: str, pin: str) -> CompanionPlan
     version = _companion_version(rel, name)
     source = rel.sources.get(name) or rel.sources.get("*", "")
     if version is None:
+        out = way_out(ctx.kb, rel, lambda r: _companion_version(r, name) is not None)
+        why = source.split(" (", 1)[1].rstrip(")") if " (" in source else ""
         ctx.problem(
-            f"{name} has no release matching torch {rel.torch}",
-            f"drop {name}, or pick a torch release that {name} still followed "
-            f"(`torchsmith kb releases` shows them)",
+            f"{name} has no release matching torch {rel.torch}" + (f" ({why})" if why else ""),
+            f"drop {name}"
+            + (f", or use --torch {out.split()[-1]} ({name} follows {out})" if out else ""),
             "companions",
         )
         return None
