@@ -201,7 +201,8 @@ def _only_wheel(out: Path) -> Path:
 
 def declare_pip_deps(ctx: BuildContext, wheel: Path, env: Mapping[str, str]) -> dict[str, Any]:
     """``linking.cuda = pip-deps``: the official nvidia-* pins and RPATHs into the wheel."""
-    from torchsmith.packaging.pipdeps import declare, pins_for
+    from torchsmith.packaging.pipdeps import pins_for
+    from torchsmith.packaging.pipdeps_wheel import declare
 
     pins = pins_for(ctx.plan.torch.value, ctx.plan.cuda.value)
     if pins is None:  # the planner refuses pip-deps without recorded pins
