@@ -47,8 +47,17 @@ def test_the_workflow_has_one_job_per_combination_and_only_references() -> None:
     assert list(flow["jobs"]) == [c.id for c in combos]
     job = flow["jobs"]["seed-002-7-5-8-6"]
     assert job["env"]["TORCHSMITH_GPUS"] == "7.5,8.6"
-    assert job["env"]["AWS_SECRET_ACCESS_KEY"] == "${{ secrets.SCCACHE_AWS_SECRET_ACCESS_KEY }}"
     assert job["env"]["TORCHSMITH_CACHE_LOCATION"] == "${{ vars.TORCHSMITH_CACHE_LOCATION }}"
+    # secrets: in the build step only (not while pip installs or plan runs)
+    assert "AWS_SECRET_ACCESS_KEY" not in job["env"]
+    with_secrets = [s for s in job["steps"] if "AWS_SECRET_ACCESS_KEY" in s.get("env", {})]
+    assert [s["name"] for s in with_secrets] == ["build"]
+    assert with_secrets[0]["env"]["AWS_SECRET_ACCESS_KEY"] == (
+        "${{ secrets.SCCACHE_AWS_SECRET_ACCESS_KEY }}"
+    )
+    # torchsmith from the checked-out repository, not an unpinned name from an index
+    assert job["steps"][0]["uses"] == "actions/checkout@v4"
+    assert job["steps"][1]["run"] == "python -m pip install ."
     uploads = [s for s in job["steps"] if s.get("uses", "").startswith("actions/upload-artifact")]
     assert [u["with"]["path"] for u in uploads] == [
         "dist/seed-002-7-5-8-6",
@@ -64,6 +73,7 @@ def test_the_bake_file_mounts_secrets_and_never_passes_them_as_args() -> None:
     assert "AWS_SECRET_ACCESS_KEY =" not in text  # not a build arg (kept in image history)
     assert "--mount=type=secret,id=AWS_SECRET_ACCESS_KEY,env=AWS_SECRET_ACCESS_KEY" in text
     assert 'variable "TORCHSMITH_CACHE_LOCATION"' in text
+    assert "COPY . /src/torchsmith" in text  # torchsmith from the build context (this checkout)
 
 
 @pytest.mark.parametrize(
@@ -109,3 +119,36 @@ def test_a_table_in_the_base_is_refused_not_dropped(tmp_path: Path) -> None:
     path = _write(tmp_path, 'spec = "spec.toml"\n[axes]\npython = ["3.11"]\n')
     with pytest.raises(SpecError, match="'companions' is a table"):
         combinations(load_matrix(path), path)
+
+
+@pytest.mark.parametrize(
+    ("requirement", "ok"),
+    [
+        (".", True),
+        ("torchsmith==0.1.0", True),
+        ("torchsmith @ https://example.org/t-0.1.0.tar.gz#sha256=" + "a" * 64, True),
+        ("git+https://example.org/torchsmith@" + "b" * 40, True),
+        ("torchsmith", False),
+        ("torchsmith>=0.1", False),
+        ("git+https://example.org/torchsmith@main", False),
+    ],
+)
+def test_torchsmith_is_installed_pinned_or_from_the_checkout(
+    tmp_path: Path, requirement: str, ok: bool
+) -> None:
+    path = _write(tmp_path, f'torchsmith = "{requirement}"\n[axes]\npython = ["3.11"]\n')
+    if ok:
+        assert load_matrix(path).torchsmith == requirement
+        return
+    with pytest.raises(SpecError, match="is not pinned"):
+        load_matrix(path)
+
+
+def test_a_pinned_requirement_is_installed_in_the_job_and_the_image(tmp_path: Path) -> None:
+    path = _write(tmp_path, 'torchsmith = "torchsmith==0.1.0"\n[axes]\npython = ["3.11"]\n')
+    matrix = load_matrix(path)
+    combos = combinations(matrix, path)
+    job = next(iter(yaml.safe_load(render(matrix, combos, "github-actions"))["jobs"].values()))
+    assert job["env"]["INSTALL_TORCHSMITH"] == "torchsmith==0.1.0"
+    assert "actions/checkout@v4" not in [s.get("uses") for s in job["steps"]]
+    assert "ARG INSTALL_TORCHSMITH=torchsmith==0.1.0" in render(matrix, combos, "bake")

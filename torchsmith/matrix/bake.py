@@ -12,7 +12,7 @@ import json
 from collections.abc import Sequence
 
 from torchsmith.matrix.combinations import Combination
-from torchsmith.matrix.model import MatrixSpec
+from torchsmith.matrix.model import SELF, MatrixSpec
 
 BASE_TARGET = "torchsmith-build"
 CACHE_ROOT = "/var/cache/torchsmith"
@@ -28,6 +28,16 @@ def _refs(matrix: MatrixSpec, kind: str) -> dict[str, str]:
     return {n: r.removeprefix(prefix) for n, r in matrix.cache.env.items() if r.startswith(prefix)}
 
 
+def _install(matrix: MatrixSpec) -> list[str]:
+    """torchsmith from the build context (the repository bake runs in: '.') or pinned."""
+    if matrix.torchsmith == SELF:
+        return ["COPY . /src/torchsmith", "RUN python -m pip install /src/torchsmith"]
+    return [
+        f"ARG INSTALL_TORCHSMITH={matrix.torchsmith}",
+        'RUN python -m pip install "$INSTALL_TORCHSMITH"',
+    ]
+
+
 def dockerfile(matrix: MatrixSpec, combos: Sequence[Combination]) -> str:
     names = sorted({name for combo in combos for name in combo.env} | set(_refs(matrix, "vars")))
     mounts = " ".join(
@@ -37,8 +47,7 @@ def dockerfile(matrix: MatrixSpec, combos: Sequence[Combination]) -> str:
         [
             "# syntax=docker/dockerfile:1.10",
             f"FROM {matrix.image} AS build",
-            f"ARG INSTALL_TORCHSMITH={matrix.torchsmith}",
-            'RUN python -m pip install "$INSTALL_TORCHSMITH"',
+            *_install(matrix),
             *(f"ARG {name}" for name in names),
             f"RUN {mounts} torchsmith build --install-deps --cache-root {CACHE_ROOT} "
             f"--output-dir /out && cp -r {CACHE_ROOT}/builds/*/report /out/report",

@@ -37,6 +37,8 @@ else:  # pragma: no cover
 REFERENCE = re.compile(r"^(secrets|vars)\.[A-Za-z_][A-Za-z0-9_]*$")
 ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 NAME = re.compile(r"^[a-z][a-z0-9-]{0,40}$")
+SELF = "."
+PINNED = re.compile(r"==|@ ?\S+#sha256=[0-9a-f]{64}$|^git\+\S+@[0-9a-f]{40}$")
 
 
 class _Strict(BaseModel):
@@ -75,7 +77,12 @@ class MatrixSpec(_Strict):
         description="Container image the jobs run torchsmith in (GitHub job container, bake's "
         "FROM): Debian 12 with Python, the platform torchsmith plans for and is tested on.",
     )
-    torchsmith: str = Field("torchsmith", description="pip requirement installing torchsmith.")
+    torchsmith: str = Field(
+        SELF,
+        description="How a job installs torchsmith: '.' (the default) the checked-out "
+        "repository the workflow / bake file lives in; else a pinned pip requirement "
+        "('torchsmith==0.1.0', 'torchsmith @ https://…/torchsmith-0.1.0.tar.gz#sha256=…').",
+    )
     cache: MatrixCache = Field(default_factory=MatrixCache)
 
     @field_validator("name")
@@ -84,6 +91,16 @@ class MatrixSpec(_Strict):
         if not NAME.match(name):
             raise ValueError("a lower-case letter, then letters, digits and '-' (41 at most)")
         return name
+
+    @field_validator("torchsmith")
+    @classmethod
+    def _pinned(cls, requirement: str) -> str:
+        if requirement != SELF and not PINNED.search(requirement):
+            raise ValueError(
+                f"{requirement!r} is not pinned: the jobs run it with the cache's secrets; give "
+                "'.', NAME==VERSION, a URL with #sha256=, or git+URL@<40-hex commit>"
+            )
+        return requirement
 
     @field_validator("axes")
     @classmethod
