@@ -11,7 +11,7 @@ from torchsmith.kb import KnowledgeBase
 from torchsmith.plan_model import BuildPlan, Decision
 from torchsmith.planner.archs import resolve_archs
 from torchsmith.planner.buildenv import plan_env
-from torchsmith.planner.cache import resolve_cache
+from torchsmith.planner.cache import cluster_jobs, resolve_cache
 from torchsmith.planner.context import Ctx, decide
 from torchsmith.planner.environment import cmake_args
 from torchsmith.planner.features import resolve_features, resolve_linking
@@ -59,6 +59,8 @@ def _plan(ctx: Ctx, can: Capabilities) -> BuildPlan:
     features = resolve_features(ctx, cuda.value)
     linking = resolve_linking(ctx, cuda.value, features)
     jobs = resolve_jobs(ctx, cuda.value)
+    local_jobs = jobs[0].value
+    jobs = (cluster_jobs(ctx, jobs), jobs[1])
     fixes = resolve_fixes(ctx, cuda.value, compiler.value, python.value)
     env = plan_env(
         ctx,
@@ -70,7 +72,7 @@ def _plan(ctx: Ctx, can: Capabilities) -> BuildPlan:
         jobs=jobs,
         fixes=fixes,
     )
-    cache, cache_setup = resolve_cache(ctx)
+    cache, cache_setup = resolve_cache(ctx, local_jobs)
     refuse_unsupported(ctx, can, linking["cuda"].value)
     if ctx.problems:
         raise _fail(ctx)
