@@ -8,9 +8,17 @@ import hashlib
 import json
 from typing import Generic, Literal, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializationInfo,
+    SerializerFunctionWrapHandler,
+    model_serializer,
+)
 
 from torchsmith.cache.model import CachePlan
+from torchsmith.companions.model import CompanionBuildPlan
 from torchsmith.redact import redact_data
 from torchsmith.spec import Backend, CacheKind, Linkage
 
@@ -30,6 +38,7 @@ StepName = Literal[
     "publish",
     "conda",
     "install",
+    "companion",
 ]
 """The steps the pipeline carries out, in the order they may appear in a plan. Work that happens
 inside a step (git submodules inside ``fetch``, ATen code generation inside ``configure`` and
@@ -128,6 +137,20 @@ class BuildPlan(_Frozen):
     )
     steps: list[PlanStep]
     warnings: list[str] = Field(default_factory=list)
+    companion_build: CompanionBuildPlan | None = Field(
+        None,
+        description="companions built against a given torch (--against); absent otherwise",
+    )
+
+    @model_serializer(mode="wrap")
+    def _drop_absent_companion_build(
+        self, handler: SerializerFunctionWrapHandler, info: SerializationInfo
+    ) -> dict[str, object]:
+        """A plan without ``--against`` dumps (and hashes) as before the field existed."""
+        data: dict[str, object] = handler(self)
+        if data.get("companion_build", 0) is None:
+            del data["companion_build"]
+        return data
 
     def env_dict(self) -> dict[str, str]:
         """The environment variables of the build (fix-provided ones included)."""

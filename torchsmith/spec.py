@@ -221,6 +221,12 @@ class BuildSpec(_Strict):
         description="Domain libraries to build against this torch: 'torchvision', 'torchaudio', "
         "'torchtext' (optionally '==VERSION'), or 'auto' for every one with a matching release.",
     )
+    against: str | None = Field(
+        None,
+        description="Build the companions against this torch instead of building torch: a "
+        "wheel file ('dist/torch-2.6.0-cp311-…whl') or 'python:/path/to/python' (the torch "
+        "that interpreter imports). Its version, CUDA and C++ ABI are read by `inspect`.",
+    )
     python: str | None = Field(
         None, description="Python version to build for ('3.11'). Default: the host's if supported."
     )
@@ -342,6 +348,20 @@ class BuildSpec(_Strict):
                 f"{value!r} is not a source; use git, debian, path:DIR, tarball:URL, bundle:FILE"
             )
         return value
+
+    @field_validator("against")
+    @classmethod
+    def _against(cls, value: str | None) -> str | None:
+        if value is None:
+            return None
+        text = value.strip()
+        if text.startswith("python:") and len(text) > len("python:"):
+            return text
+        if text.endswith(".whl"):
+            return text
+        raise ValueError(
+            f"{value!r} is neither a torch wheel file (…whl) nor 'python:/path/to/python'"
+        )
 
     @field_validator("companions")
     @classmethod

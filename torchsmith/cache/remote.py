@@ -65,8 +65,7 @@ def _sccache_redis(setup: CachePlan, secret: CacheSecret | None) -> RemoteEnv:
 
 def _sccache_webdav(setup: CachePlan, secret: CacheSecret | None) -> RemoteEnv:
     assert setup.remote is not None
-    # no trailing slash: sccache 0.16 joins "/<key>" and wsgidav refuses "//.sccache_check"
-    public = {"SCCACHE_WEBDAV_ENDPOINT": setup.remote.rstrip("/")}
+    public = {"SCCACHE_WEBDAV_ENDPOINT": setup.remote}
     if setup.username:
         public["SCCACHE_WEBDAV_USERNAME"] = setup.username
     if secret is None:

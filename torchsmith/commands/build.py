@@ -14,6 +14,7 @@ from torchsmith import kb as kbmod
 from torchsmith.backends import make_executor
 from torchsmith.commands.plan import load_host
 from torchsmith.commands.spec_args import add_spec_arguments, spec_from_args
+from torchsmith.companions.facts import against_of
 from torchsmith.console import out, print_json
 from torchsmith.doctor import diagnose
 from torchsmith.errors import BuildError
@@ -61,7 +62,8 @@ def _with_diagnosis(exc: BuildError) -> BuildError:
 
 def _run(args: argparse.Namespace, env: dict[str, str]) -> BuildResult:
     host = load_host(args)
-    plan = resolve(spec_from_args(args, env), kbmod.load(), host)
+    resolved = spec_from_args(args, env)
+    plan = resolve(resolved, kbmod.load(), host, against=against_of(resolved, env))
     root = args.cache_root or default_cache_root(env)
     options = BuildOptions(
         cache_root=Path(root).expanduser().resolve(),

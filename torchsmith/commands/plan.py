@@ -13,6 +13,7 @@ from rich.table import Table
 
 from torchsmith import kb as kbmod
 from torchsmith.commands.spec_args import add_spec_arguments, spec_from_args
+from torchsmith.companions.facts import against_of
 from torchsmith.console import out, print_json, print_table, table
 from torchsmith.errors import UsageError
 from torchsmith.host.model import HostFacts
@@ -74,6 +75,9 @@ def _print_plan(plan: BuildPlan) -> None:
     for comp in plan.companions:
         out.print(f"[bold]{comp.name}[/] {escape(f'{comp.version} ({comp.reason})')}")
     print_table(_decisions_table(plan))
+    if plan.companion_build is not None:  # torch is not built: only the companions' settings
+        _print_companion_builds(plan)
+        return
     env = table("environment", "variable", "value", "why")
     for setting in plan.env:
         env.add_row(escape(setting.name), escape(setting.value), escape(setting.reason))
@@ -86,13 +90,33 @@ def _print_plan(plan: BuildPlan) -> None:
         out.print(f"[yellow]warning:[/] {escape(warning)}")
 
 
+def _print_companion_builds(plan: BuildPlan) -> None:
+    build = plan.companion_build
+    assert build is not None
+    torch = build.torch
+    abi = f"C++11 ABI {torch.cxx11_abi} ({torch.abi_evidence})"
+    out.print(
+        f"[bold]against[/]: {escape(f'torch {torch.runtime_version} {torch.location}; {abi}')}"
+    )
+    for comp in build.builds:
+        grid = table(f"{comp.name} {comp.version}: {comp.reason}", "variable", "value", "why")
+        for v in comp.env:
+            grid.add_row(escape(v.name), escape(v.value), escape(v.reason))
+        print_table(grid)
+        out.print(f"  smoke test: {escape(comp.smoke)}")
+    out.print("[bold]steps[/]: " + " → ".join(s.name for s in plan.steps))
+    for warning in plan.warnings:
+        out.print(f"[yellow]warning:[/] {escape(warning)}")
+
+
 def _handle(args: argparse.Namespace) -> int:
     resolved = spec_from_args(args)
     if resolved.spec.backend == "docker":  # planned against the image, with an engine
         from torchsmith.commands.image import plan_in_container
 
         return plan_in_container(args, resolved)
-    plan = resolve(resolved, kbmod.load(), load_host(args))
+    against = against_of(resolved, dict(os.environ))
+    plan = resolve(resolved, kbmod.load(), load_host(args), against=against)
     if args.json:
         print_json(plan_json(plan))
     else:

@@ -41,6 +41,12 @@ def add_spec_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="LIBS",
         help="torchvision,torchaudio,torchtext[==VER] or auto (repeatable)",
     )
+    g.add_argument(
+        "--against",
+        metavar="WHEEL|python:PATH",
+        help="build the --with companions against this torch (a wheel file, or the torch "
+        "python:PATH imports) instead of building torch",
+    )
     g.add_argument("--python", help="Python version to build for, e.g. 3.11")
     acc = g.add_mutually_exclusive_group()
     acc.add_argument("--cuda", help="CUDA version, e.g. 12.4")
@@ -145,6 +151,7 @@ def cli_values(args: argparse.Namespace) -> tuple[dict[str, Any], list[Problem]]
     values: dict[str, Any] = {
         "torch": args.torch,
         "companions": _csv(args.companions),
+        "against": args.against,
         "python": args.python,
         "accelerator": "cpu" if args.cpu else args.cuda,
         "gpus": _csv(args.gpus),

@@ -5,13 +5,21 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from torchsmith.companions.model import TorchFacts
 from torchsmith.errors import PlanError
 from torchsmith.host.model import HostFacts
 from torchsmith.kb import KnowledgeBase
 from torchsmith.plan_model import BuildPlan, Decision
 from torchsmith.planner.archs import resolve_archs
 from torchsmith.planner.buildenv import plan_env
-from torchsmith.planner.cache import cluster_jobs, resolve_cache
+from torchsmith.planner.cache import resolve_cache
+from torchsmith.planner.companions import (
+    against_python,
+    against_source,
+    against_steps,
+    plan_companion_builds,
+    resolve_against,
+)
 from torchsmith.planner.context import Ctx, decide
 from torchsmith.planner.environment import cmake_args
 from torchsmith.planner.features import resolve_features, resolve_linking
@@ -45,12 +53,13 @@ def _fail(ctx: Ctx) -> PlanError:
     return PlanError(ctx.problems, hint)
 
 
-def _plan(ctx: Ctx, can: Capabilities) -> BuildPlan:
+def _plan(ctx: Ctx, can: Capabilities, against: TorchFacts | None = None) -> BuildPlan:
     spec = ctx.spec
-    torch = resolve_torch(ctx)
-    source = resolve_source(ctx, torch.value)
+    _against_inspected(ctx, against)
+    torch = resolve_against(ctx, against) if against else resolve_torch(ctx)
+    source = against_source(against) if against else resolve_source(ctx, torch.value)
     companions = resolve_companions(ctx)
-    python = resolve_python(ctx)
+    python = against_python(ctx, against) if against else resolve_python(ctx)
     cuda, cuda_info = resolve_cuda(ctx)
     toolkit = resolve_toolkit(ctx, cuda.value)
     compiler = resolve_compiler(ctx, cuda_info, gcc_refusal(ctx, cuda.value))
@@ -59,8 +68,6 @@ def _plan(ctx: Ctx, can: Capabilities) -> BuildPlan:
     features = resolve_features(ctx, cuda.value)
     linking = resolve_linking(ctx, cuda.value, features)
     jobs = resolve_jobs(ctx, cuda.value)
-    local_jobs = jobs[0].value
-    jobs = (cluster_jobs(ctx, jobs), jobs[1])
     fixes = resolve_fixes(ctx, cuda.value, compiler.value, python.value)
     env = plan_env(
         ctx,
@@ -72,7 +79,8 @@ def _plan(ctx: Ctx, can: Capabilities) -> BuildPlan:
         jobs=jobs,
         fixes=fixes,
     )
-    cache, cache_setup = resolve_cache(ctx, local_jobs)
+    cache, cache_setup = resolve_cache(ctx)
+    build = plan_companion_builds(ctx, against, companions, jobs[0].value) if against else None
     refuse_unsupported(ctx, can, linking["cuda"].value)
     if ctx.problems:
         raise _fail(ctx)
@@ -104,7 +112,10 @@ def _plan(ctx: Ctx, can: Capabilities) -> BuildPlan:
         output_dir=spec.output_dir,
         install_python=spec.install_python,
         backend=spec.backend,
-        steps=plan_steps(
+        companion_build=build,
+        steps=against_steps(build)
+        if build
+        else plan_steps(
             StepInputs(
                 source,
                 cuda.value,
@@ -126,10 +137,23 @@ def resolve(
     origins: Mapping[str, Origin] | None = None,
     *,
     can: Capabilities = PIPELINE,
+    against: TorchFacts | None = None,
 ) -> BuildPlan:
     """Plan the build, or raise :class:`PlanError` listing every conflict at once — including
-    every request the pipeline ``can`` not carry out (default: what `torchsmith build` runs)."""
+    every request the pipeline ``can`` not carry out (default: what `torchsmith build` runs).
+    ``against``: the facts of the torch ``spec.against`` names (read by `inspect`), to plan
+    companions built against it instead of a torch build."""
     if isinstance(spec, ResolvedSpec):
         origins = spec.origins
         spec = spec.spec
-    return _plan(Ctx(spec=spec, origins=dict(origins or {}), kb=kb, host=host), can)
+    ctx = Ctx(spec=spec, origins=dict(origins or {}), kb=kb, host=host)
+    return _plan(ctx, can, against)
+
+
+def _against_inspected(ctx: Ctx, against: TorchFacts | None) -> None:
+    if ctx.spec.against is not None and against is None:
+        ctx.problem(
+            f"--against {ctx.spec.against}: its torch was not inspected",
+            "plan with `torchsmith plan`/`build`, which read it with `torchsmith inspect`",
+            "against",
+        )

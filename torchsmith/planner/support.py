@@ -17,7 +17,8 @@ from torchsmith.planner.context import Ctx
 from torchsmith.spec import Backend, Output
 
 ISSUES = {
-    "companion": "companion libraries are planned but not yet built (the `companion` step)",
+    "companion": "torch and its companion libraries are not built in one run yet (the "
+    "`companion` step builds companions against a finished torch: --against)",
     "container": "builds in a container (docker, podman, buildah, apptainer) are not carried "
     "out yet",
     "output": "only wheels, conda packages and installs are produced yet (images are a "
@@ -36,6 +37,9 @@ class Capabilities:
     outputs: frozenset[str]
     steps: frozenset[str]
     companions: bool = False
+    """torch and its companions built in one run."""
+    companions_against: bool = False
+    """Companions built against a given torch wheel (``--against FILE.whl``)."""
     repair: bool = False
     """Wheels are repaired (auditwheel: $ORIGIN RPATHs, driver/CUDA sonames left external)."""
     pip_deps: bool = False
@@ -49,6 +53,7 @@ PIPELINE = Capabilities(
     outputs=frozenset({"wheel", "conda", "install"}),
     steps=frozenset(get_args(StepName)),
     repair=True,
+    companions_against=True,
 )
 """What ``torchsmith build`` runs today."""
 
@@ -57,6 +62,7 @@ KNOWLEDGE_ONLY = Capabilities(
     outputs=frozenset(get_args(Output)),
     steps=frozenset(get_args(StepName)),
     companions=True,
+    companions_against=True,
     repair=True,
     pip_deps=True,
 )
@@ -158,12 +164,30 @@ def _install(ctx: Ctx) -> None:
 
 
 def _companions(ctx: Ctx, can: Capabilities) -> None:
-    if ctx.spec.companions and not can.companions:
+    against = ctx.spec.against
+    if not ctx.spec.companions or (can.companions and against is None):
+        return
+    if against is None:
         ctx.problem(
             f"companions {', '.join(ctx.spec.companions)}: {ISSUES['companion']}",
-            "build torch alone now (drop --with); `torchsmith kb release VERSION` names the "
-            "companion versions that match it",
+            "build torch alone now (drop --with), then the companions against its wheel: "
+            "--with torchvision --against dist/torch-….whl (`torchsmith kb release VERSION` "
+            "names the companion versions that match it)",
             "companions",
+        )
+    elif not can.companions_against:
+        ctx.problem(
+            f"--against {against}: companions built against a given torch are not carried "
+            "out by this pipeline",
+            "build on this machine (--backend local)",
+            "against",
+        )
+    elif against.startswith("python:") and not can.companions:
+        ctx.problem(
+            f"--against {against}: builds against an interpreter's torch are planned but not "
+            "carried out yet (the build needs the exact torch wheel file to install)",
+            "give that torch's wheel file: --against path/to/torch-….whl",
+            "against",
         )
 
 

@@ -17,6 +17,7 @@ from torchsmith.host.model import HostFacts
 from torchsmith.plan_model import BuildPlan, StepName
 from torchsmith.report.progress import Reporter
 from torchsmith.steps import (
+    companion,
     compile,
     conda,
     configure,
@@ -67,6 +68,8 @@ def step_impl(name: StepName) -> StepFn:
             return conda.run
         case "install":
             return install.run
+        case "companion":
+            return companion.run
         case _:
             assert_never(name)
 

@@ -1,0 +1,146 @@
+"""Planning companions against a given torch (``--against``, issue 11): the torch's facts as
+inspect read them (a recorded `torchsmith inspect --json` of PyPI's torch 2.6.0 cp311 wheel),
+the KB's pairing refused before any download, each companion's environment with reasons."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from torchsmith import kb
+from torchsmith.companions.facts import facts_of, wheel_version_and_python
+from torchsmith.companions.model import TorchFacts
+from torchsmith.errors import PlanError, UsageError
+from torchsmith.host.model import HostFacts
+from torchsmith.inspect.model import Inspection
+from torchsmith.plan_model import BuildPlan
+from torchsmith.planner import resolve
+from torchsmith.planner.support import KNOWLEDGE_ONLY
+from torchsmith.spec_sources import resolve_spec
+
+ROOT = Path(__file__).resolve().parents[3]
+FIXTURES = ROOT / "tests" / "fixtures" / "companions"
+HOST = ROOT / "tests" / "fixtures" / "plan" / "host-ci.json"
+WHEEL = "/dist/torch-2.6.0-cp311-cp311-manylinux1_x86_64.whl"
+
+
+def torch_260() -> TorchFacts:
+    insp = Inspection.model_validate_json(
+        (FIXTURES / "inspect-torch-2.6.0-cp311-wheel.json").read_text()
+    )
+    version, python = wheel_version_and_python(Path(WHEEL))
+    return facts_of("wheel", WHEEL, insp, version).model_copy(update={"python": python})
+
+
+def plan(facts: TorchFacts | None = None, **cli: Any) -> BuildPlan:
+    host = HostFacts.model_validate_json(HOST.read_text())
+    cli = {"against": WHEEL, "source": "debian", "accelerator": "cpu", **cli}
+    return resolve(resolve_spec(cli=cli), kb.load(), host, against=facts or torch_260())
+
+
+def refusal(**cli: Any) -> str:
+    with pytest.raises(PlanError) as info:
+        plan(**cli)
+    return info.value.render()
+
+
+def test_the_wheel_name_gives_the_metadata_version_and_python() -> None:
+    assert wheel_version_and_python(Path(WHEEL)) == ("2.6.0", "3.11")
+    with pytest.raises(UsageError, match="not torch"):
+        wheel_version_and_python(Path("/d/torchvision-0.21.0-cp311-cp311-linux_x86_64.whl"))
+
+
+def test_the_plan_takes_torch_from_the_inspected_wheel() -> None:
+    p = plan(companions=("torchvision",))
+    assert p.torch.value == "2.6.0" and p.torch.origin == "host"
+    assert "2.6.0+cu124" in p.torch.reason
+    assert p.python.value == "3.11"
+    assert [s.name for s in p.steps] == ["companion"]
+    build = p.companion_build
+    assert build is not None and build.torch.cuda == "12.4"
+    [vision] = build.builds
+    assert (vision.name, vision.version, vision.package) == (
+        "torchvision",
+        "0.21.0",
+        "pytorch-vision",
+    )
+    assert (vision.debian_version, vision.suite) == ("0.21.0-3", "trixie")
+
+
+def test_every_companion_variable_has_a_reason_and_pins_torch() -> None:
+    build = plan(companions=("torchvision", "torchaudio")).companion_build
+    assert build is not None
+    for comp in build.builds:
+        env = {v.name: v for v in comp.env}
+        assert env["PYTORCH_VERSION"].value == "2.6.0"
+        assert env["BUILD_VERSION"].value == comp.version
+        assert env["MAX_JOBS"].value == str(build.max_jobs)
+        assert all(v.reason for v in comp.env)
+    vision, audio = build.builds
+    assert {v.name: v.value for v in vision.env}["FORCE_CUDA"] == "0"
+    assert "pytorch/vision@v0.21.0:setup.py" in {v.name: v for v in vision.env}["FORCE_CUDA"].reason
+    assert {v.name: v.value for v in audio.env}["USE_CUDA"] == "0"
+    assert {v.name: v.value for v in audio.env}["BUILD_SOX"] == "0"
+
+
+def test_a_companion_version_the_kb_does_not_pair_is_refused_naming_the_right_one() -> None:
+    text = refusal(companions=("torchvision==0.20.1",))
+    assert "torchvision 0.20.1 does not match torch 2.6.0" in text
+    assert "torchvision==0.21.0" in text
+
+
+def test_a_cuda_torch_needs_an_explicit_cpu_for_cpu_only_companions() -> None:
+    host = HostFacts.model_validate_json(HOST.read_text())
+    cli = {"against": WHEEL, "source": "debian", "companions": ("torchvision",)}
+    with pytest.raises(PlanError) as info:
+        resolve(resolve_spec(cli=cli), kb.load(), host, against=torch_260())
+    assert "CUDA 12.4 build" in info.value.render() and "--cpu" in info.value.render()
+
+
+def test_companion_cuda_builds_are_refused_until_carried_out() -> None:
+    assert "companions' CUDA ops" in refusal(companions=("torchvision",), accelerator="12.4")
+
+
+def test_companions_from_git_are_refused() -> None:
+    assert "use --source debian" in refusal(companions=("torchvision",), source="git")
+
+
+def test_torchtext_is_refused_until_carried_out() -> None:
+    assert "torchtext" in refusal(companions=("torchtext",))
+
+
+def test_against_without_a_companion_is_refused() -> None:
+    assert "add --with torchvision" in refusal()
+
+
+def test_a_torch_version_that_contradicts_against_is_refused() -> None:
+    assert "name different torches" in refusal(companions=("torchvision",), torch="2.5.1")
+
+
+def test_against_a_spec_that_was_not_inspected_is_refused() -> None:
+    host = HostFacts.model_validate_json(HOST.read_text())
+    spec = resolve_spec(cli={"against": WHEEL, "companions": ("torchvision",)})
+    with pytest.raises(PlanError, match="not inspected"):
+        resolve(spec, kb.load(), host)
+
+
+def test_an_interpreter_torch_is_planned_but_its_build_refused() -> None:
+    facts = torch_260().model_copy(update={"kind": "python", "location": "/venv/bin/python"})
+    cli = {"against": "python:/venv/bin/python", "companions": ("torchvision",)}
+    with pytest.raises(PlanError) as info:
+        plan(facts, **cli)
+    text = info.value.render()
+    assert "builds against an interpreter's torch" in text and "--against path/to/torch" in text
+    host = HostFacts.model_validate_json(HOST.read_text())
+    full = {"source": "debian", "accelerator": "cpu", **cli}
+    known = resolve(resolve_spec(cli=full), kb.load(), host, against=facts, can=KNOWLEDGE_ONLY)
+    assert known.companion_build is not None
+
+
+def test_a_plan_without_against_dumps_and_hashes_as_before() -> None:
+    host = HostFacts.model_validate_json(HOST.read_text())
+    p = resolve(resolve_spec(cli={"torch": "2.5.1", "accelerator": "cpu"}), kb.load(), host)
+    assert "companion_build" not in p.model_dump(mode="json")
+    assert BuildPlan.model_validate(p.model_dump(mode="json")) == p

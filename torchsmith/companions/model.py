@@ -1,0 +1,61 @@
+"""The data of a companion build, as the plan holds it (pure, JSON-serialisable)."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class TorchFacts(_Frozen):
+    """The torch companions are built against (``--against``), as ``torchsmith inspect`` read
+    it before planning."""
+
+    kind: Literal["wheel", "python"]
+    location: str = Field(description="the wheel file, or the interpreter")
+    version: str = Field(description="the distribution's metadata version ('2.6.0')")
+    runtime_version: str | None = Field(
+        None, description="torch.__version__ as built into it ('2.6.0+cu124')"
+    )
+    cuda: str | None = Field(description="torch.version.cuda; None for a CPU build")
+    arch_list: list[str] = Field(default_factory=list)
+    cxx11_abi: bool | None
+    abi_evidence: str
+    python: str | None = Field(description="the Python it is for ('3.11')")
+    requires_dist: list[str] = Field(
+        default_factory=list, description="the wheel's own Requires-Dist"
+    )
+
+
+class EnvValue(_Frozen):
+    """One environment variable of a companion's build, with the reason and its source."""
+
+    name: str
+    value: str
+    reason: str
+
+
+class CompanionBuild(_Frozen):
+    """One companion: where its source comes from and how it is built."""
+
+    name: str
+    version: str
+    package: str = Field(description="Debian source package, e.g. 'pytorch-vision'")
+    debian_version: str
+    suite: str
+    env: list[EnvValue]
+    smoke: str = Field(description="what the smoke test checks in a fresh venv")
+    reason: str
+
+
+class CompanionBuildPlan(_Frozen):
+    """The companions of an ``--against`` build: the torch they are built against, and each
+    companion in build order."""
+
+    torch: TorchFacts
+    builds: list[CompanionBuild]
+    max_jobs: int

@@ -1,0 +1,342 @@
+"""Step "companion": each companion of an ``--against`` plan built against exactly that torch.
+
+Order (each a stage with its own log, ``<workspace>/logs/<stage>.log``):
+
+1. ``companion-torch``: the torch wheel is published into the output directory first — a
+   companion that fails later never loses it;
+2. ``companion-env``: a venv of the plan's Python with that wheel installed ``--no-deps`` (no
+   resolver may choose another torch), then torch's own runtime requirements and the build tools;
+   made once per torch wheel (its sha256 is recorded);
+3. per companion ``<name>-fetch`` (Debian orig checked against the signed Sources index),
+   ``<name>-build`` (``pip wheel --no-build-isolation --no-deps`` with the plan's variables, the
+   compiler cache as a masquerade dir, MAX_JOBS), ``<name>-verify`` (Requires-Dist pins exactly
+   that torch; smoke test in a fresh venv holding the two wheels), ``<name>-publish``.
+
+Finished stages are recorded (markers), so rerunning the same command resumes at the companion
+that failed. A failure names the companion, its stage and its log.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from torchsmith.cache import CompilerCache
+from torchsmith.cache.stats import CacheStats
+from torchsmith.companions import buildenv
+from torchsmith.companions.model import CompanionBuild, CompanionBuildPlan
+from torchsmith.companions.verify import SMOKE_EXTRAS, SMOKE_SCRIPTS, check_torch_pin
+from torchsmith.errors import BuildError, InternalError, ToolError, TorchsmithError, VerifyError
+from torchsmith.hashing import sha256_file
+from torchsmith.kb import load as load_kb
+from torchsmith.report.manifest import artifact_record
+from torchsmith.sources.debian_orig import OrigJob, fetch_orig
+from torchsmith.steps.context import BuildContext
+from torchsmith.steps.publish import publish_file, publish_manifest
+from torchsmith.steps.state import BuildState
+
+ENV_STAGE = "companion-env"
+
+
+@dataclass(frozen=True)
+class Env:
+    """The companions' build environment."""
+
+    python: Path
+    base: dict[str, str]
+    cache: CompilerCache
+    cache_bin: Path | None
+    torch: dict[str, Any]
+    torch_wheel: Path
+    """The published torch wheel (what the smoke venvs install)."""
+    base_python: str
+
+
+def _plan_of(ctx: BuildContext) -> CompanionBuildPlan:
+    build = ctx.plan.companion_build
+    if build is None:
+        raise InternalError(
+            "the companion step ran for a plan without companions to build",
+            "report this as a torchsmith bug",
+        )
+    return build
+
+
+def _root(ctx: BuildContext) -> Path:
+    return ctx.workspace.root / "companions"
+
+
+def _publish_torch(ctx: BuildContext, wheel: Path) -> Path:
+    out = ctx.options.output_dir
+    with ctx.stage("companion-torch", f"{wheel.name} → {out} (before any companion)"):
+        out.mkdir(parents=True, exist_ok=True)
+        if (out / wheel.name).resolve() == wheel.resolve():
+            return wheel
+        return publish_file(wheel, out)
+
+
+def _ask_torch(ctx: BuildContext, python: Path, env: dict[str, str]) -> dict[str, Any]:
+    done = ctx.executor.capture([python, "-c", buildenv.ASK_TORCH], env=env, timeout=300)
+    lines = done.stdout.strip().splitlines()
+    if done.returncode != 0 or not lines:
+        raise BuildError(
+            f"the companions' build env cannot import its torch: {done.stderr.strip()[-400:]}",
+            f"see {ctx.log(ENV_STAGE)}; the torch wheel's own requirements must install",
+        )
+    facts: dict[str, Any] = json.loads(lines[-1])
+    return facts
+
+
+def _make_env(
+    ctx: BuildContext, state: BuildState, plan: CompanionBuildPlan, env: dict[str, str]
+) -> None:
+    wheel = Path(plan.torch.location)
+    venv = _root(ctx) / "env"
+    reqs = buildenv.runtime_requirements(plan.torch.requires_dist)
+    log = ctx.log(ENV_STAGE)
+    for argv in buildenv.venv_commands(state.tools.python, venv, wheel, reqs):
+        ctx.executor.run(argv, env=env, log_path=log)
+
+
+def environment(
+    ctx: BuildContext, state: BuildState, plan: CompanionBuildPlan, published: Path
+) -> Env:
+    """The build env (made once per torch wheel) and the compiler cache."""
+    wheel = Path(plan.torch.location)
+    venv = _root(ctx) / "env"
+    base = dict(state.base_env)
+    cache = buildenv.plan_cache(ctx.plan, ctx.options.cache_root, state.tools.cache, base)
+    cache_bin = None
+    if cache.active and cache.kind == "ccache" and cache.program:
+        cache_bin = buildenv.masquerade(_root(ctx) / "ccache-bin", cache.program)
+    env = buildenv.build_env(base, venv, cache, cache_bin, {})
+    digest = sha256_file(wheel)
+    made = ctx.workspace.read_marker(ENV_STAGE) if ctx.workspace.is_done(ENV_STAGE) else {}
+    if made.get("torch_sha256") != digest:
+        with ctx.stage(
+            ENV_STAGE, f"{venv}: torch {plan.torch.version} --no-deps + its requirements"
+        ):
+            _make_env(ctx, state, plan, env)
+        ctx.workspace.mark_done(ENV_STAGE, {"torch_sha256": digest})
+    torch = _ask_torch(ctx, venv / "bin" / "python", env)
+    torch["sha256"] = digest
+    python = venv / "bin" / "python"
+    return Env(python, base, cache, cache_bin, torch, published, state.tools.python)
+
+
+def _stats(ctx: BuildContext, cache: CompilerCache, env: dict[str, str]) -> CacheStats | None:
+    argv = cache.stats_command()
+    if argv is None:
+        return None
+    done = ctx.executor.capture(argv, env=env, timeout=60)
+    return cache.parse_stats(done.stdout) if done.returncode == 0 else None
+
+
+@dataclass
+class Result:
+    """What one companion produced."""
+
+    name: str
+    record: dict[str, Any]
+    wheel: Path | None = None
+
+
+def _fetch(ctx: BuildContext, comp: CompanionBuild, base: dict[str, str]) -> dict[str, Any]:
+    pkg = load_kb().debian_package(comp.package, comp.version)
+    job = OrigJob(comp.package, comp.debian_version, comp.version, pkg.dsc_sha256)
+    log = ctx.log(f"{comp.name}-fetch")
+    with ctx.stage(f"{comp.name}-fetch", f"Debian {comp.package} {comp.debian_version}"):
+        tree = fetch_orig(job, ctx.options.cache_root / "sources", base, _appender(log))
+    for key, why in tree.details.items():
+        if key.startswith("unavailable:"):
+            ctx.reporter.message(f"{comp.name}: not served by the mirror: {key[12:]} ({why})")
+    return {"root": str(tree.root), "identity": tree.identity, **tree.details}
+
+
+def _appender(path: Path) -> Any:
+    path.parent.mkdir(parents=True, exist_ok=True)
+
+    def write(line: str) -> None:
+        with path.open("a", encoding="utf-8") as fh:
+            fh.write(line + "\n")
+
+    return write
+
+
+def _build(
+    ctx: BuildContext, e: Env, comp: CompanionBuild, tree: Path
+) -> tuple[Path, dict[str, Any]]:
+    work = _root(ctx) / comp.name
+    src, wheels = work / "src", work / "wheels"
+    for path in (src, wheels):
+        shutil.rmtree(path, ignore_errors=True)
+    shutil.copytree(tree, src, symlinks=True)
+    wheels.mkdir(parents=True)
+    env = buildenv.build_env(
+        e.base, e.python.parent.parent, e.cache, e.cache_bin, {v.name: v.value for v in comp.env}
+    )
+    before = _stats(ctx, e.cache, env)
+    argv: list[str | Path] = [
+        e.python,
+        "-m",
+        "pip",
+        "wheel",
+        "-v",
+        "--no-build-isolation",
+        "--no-deps",
+    ]
+    with ctx.stage(
+        f"{comp.name}-build",
+        f"{comp.name} {comp.version} wheel (MAX_JOBS {_plan_of(ctx).max_jobs})",
+    ):
+        ctx.executor.run(
+            [*argv, "-w", wheels, src], env=env, cwd=src, log_path=ctx.log(f"{comp.name}-build")
+        )
+    after = _stats(ctx, e.cache, env)
+    built = sorted(wheels.glob("*.whl"))
+    if len(built) != 1:
+        raise BuildError(
+            f"{comp.name}: pip wheel made {len(built)} wheels",
+            f"see {ctx.log(comp.name + '-build')}",
+        )
+    return built[0], _cache_record(e.cache, before, after)
+
+
+def _cache_record(
+    cache: CompilerCache, before: CacheStats | None, after: CacheStats | None
+) -> dict[str, Any]:
+    if before is None or after is None:
+        return {"kind": cache.kind, "hits": None, "misses": None, "hit_rate": None}
+    delta = after.minus(before)
+    rate = None if delta.hit_rate is None else round(delta.hit_rate, 4)
+    return {"kind": cache.kind, "hits": delta.hits, "misses": delta.misses, "hit_rate": rate}
+
+
+def _smoke(ctx: BuildContext, e: Env, comp: CompanionBuild, wheel: Path) -> dict[str, Any]:
+    venv = _root(ctx) / comp.name / "smoke-venv"
+    log = ctx.log(f"{comp.name}-verify")
+    drop = ("PYTHONPATH", "PYTHONHOME", "VIRTUAL_ENV")
+    env = {k: v for k, v in e.base.items() if k not in drop}
+    python = venv / "bin" / "python"
+    ctx.executor.run([e.base_python, "-m", "venv", "--clear", venv], env=env, log_path=log)
+    wheels: list[str | Path] = [e.torch_wheel, wheel, *SMOKE_EXTRAS[comp.name]]
+    ctx.executor.run(buildenv.pip(python, *wheels), env=env, log_path=log)
+    with tempfile.TemporaryDirectory(prefix="torchsmith-smoke-") as work:
+        script = Path(work) / "smoke.py"
+        script.write_text(SMOKE_SCRIPTS[comp.name], encoding="utf-8")
+        done = ctx.executor.run([python, script, work], env=env, cwd=Path(work), log_path=log)
+    result: dict[str, Any] = json.loads(done.tail[-1])
+    if result.get("torch") != e.torch.get("version"):
+        raise VerifyError(
+            f"{comp.name}'s smoke venv imports torch {result.get('torch')}, not the "
+            f"{e.torch.get('version')} it was built against",
+            f"see {log}",
+        )
+    return result
+
+
+def _verify(ctx: BuildContext, e: Env, comp: CompanionBuild, wheel: Path) -> dict[str, Any]:
+    version = _plan_of(ctx).torch.version
+    with ctx.stage(f"{comp.name}-verify", f"Requires-Dist pins torch=={version}; {comp.smoke}"):
+        pin = check_torch_pin(wheel, version)
+        smoke = _smoke(ctx, e, comp, wheel)
+    return {"requires_torch": pin, "smoke": smoke}
+
+
+def _built(ctx: BuildContext, e: Env, comp: CompanionBuild) -> tuple[Path, dict[str, Any]]:
+    """The companion's wheel: the one a finished earlier run left, else fetched and built."""
+    stage = f"{comp.name}-built"
+    done = ctx.workspace.read_marker(stage) if ctx.workspace.is_done(stage) else {}
+    if done.get("wheel") and Path(done["wheel"]).is_file():
+        ctx.reporter.message(f"{comp.name}: built by an earlier run, {done['wheel']}")
+        return Path(done["wheel"]), done
+    source = _fetch(ctx, comp, e.base)
+    wheel, cache = _build(ctx, e, comp, Path(source["root"]))
+    done = {"wheel": str(wheel), "source": source, "compiler_cache": cache}
+    ctx.workspace.mark_done(stage, done)
+    return wheel, done
+
+
+def _one(ctx: BuildContext, e: Env, comp: CompanionBuild) -> Result:
+    wheel, done = _built(ctx, e, comp)
+    verified = _verify(ctx, e, comp, wheel)
+    with ctx.stage(f"{comp.name}-publish", f"{wheel.name} → {ctx.options.output_dir}"):
+        final = publish_file(wheel, ctx.options.output_dir, plan_hash=ctx.plan.plan_hash())
+    record = {
+        "name": comp.name,
+        "version": comp.version,
+        "source": done.get("source", {}),
+        "env": {v.name: v.value for v in comp.env},
+        "compiler_cache": done.get("compiler_cache", {}),
+        "verify": verified,
+        "artifact": artifact_record(final),
+    }
+    return Result(comp.name, record, final)
+
+
+def _failure(
+    ctx: BuildContext, comp: CompanionBuild, exc: TorchsmithError, torch_wheel: Path
+) -> BuildError:
+    stage = _last_stage(ctx, comp)
+    log = getattr(exc, "log_path", None) or str(ctx.log(stage))
+    return BuildError(
+        f"companion {comp.name} {comp.version} failed in stage {stage}: {exc.message}",
+        f"log: {log}. The torch wheel is kept ({torch_wheel}); rerunning the same command "
+        f"resumes at {comp.name}. {exc.hint}".strip(),
+        log_path=log,
+        excerpt=exc.excerpt if isinstance(exc, ToolError) else (),
+        returncode=exc.returncode if isinstance(exc, ToolError) else None,
+    )
+
+
+def _last_stage(ctx: BuildContext, comp: CompanionBuild) -> str:
+    started = [s for s in ctx.timings if s.startswith(f"{comp.name}-")]
+    return started[-1] if started else f"{comp.name}-fetch"
+
+
+def _total_cache(kind: str, records: list[dict[str, Any]]) -> dict[str, Any]:
+    hits = sum(int(r.get("hits") or 0) for r in records)
+    misses = sum(int(r.get("misses") or 0) for r in records)
+    rate = round(hits / (hits + misses), 4) if hits + misses else None
+    return {"kind": kind, "hits": hits, "misses": misses, "hit_rate": rate}
+
+
+def _manifest(ctx: BuildContext, state: BuildState, e: Env, results: list[Result]) -> None:
+    plan = _plan_of(ctx)
+    state.artifacts = [artifact_record(e.torch_wheel)] + [r.record["artifact"] for r in results]
+    state.published = [e.torch_wheel] + [r.wheel for r in results if r.wheel]
+    state.manifest = {
+        "schema_version": 1,
+        "kind": "companions",
+        "plan_hash": ctx.plan.plan_hash(),
+        "plan": ctx.plan.model_dump(mode="json"),
+        "source": {"kind": "against", "version": plan.torch.version},
+        "torch": {**plan.torch.model_dump(mode="json"), "in_build_env": e.torch},
+        "companions": [r.record for r in results],
+        "stages": {k: round(v, 1) for k, v in ctx.timings.items()},
+        "total_seconds": round(sum(ctx.timings.values()), 1),
+        "compiler_cache": _total_cache(e.cache.kind, [r.record["compiler_cache"] for r in results]),
+        "artifacts": state.artifacts,
+        "workspace": str(ctx.workspace.root),
+    }
+    name = f"companions-{ctx.plan.plan_hash()}.manifest.json"
+    dirs = [ctx.options.output_dir, ctx.workspace.root]
+    state.manifest_paths = publish_manifest(state.manifest, dirs, name)
+
+
+def run(ctx: BuildContext, state: BuildState) -> None:
+    """Step ``companion``."""
+    plan = _plan_of(ctx)
+    published = _publish_torch(ctx, Path(plan.torch.location))
+    e = environment(ctx, state, plan, published)
+    results = []
+    for comp in plan.builds:
+        try:
+            results.append(_one(ctx, e, comp))
+        except TorchsmithError as exc:
+            raise _failure(ctx, comp, exc, published) from exc
+    _manifest(ctx, state, e, results)
