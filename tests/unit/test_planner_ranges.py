@@ -58,6 +58,9 @@ REFUSALS: list[tuple[dict[str, Any], str, str]] = [
      "use --cuda 13.0, or --torch 2.8.0"),
     ({"torch": "2.14.0", "accelerator": "12.4"},
      "CUDA 12.4 needs torch ≤ 2.13.0", "--torch 2.13.0"),
+    ({"torch": "2.5.1", "accelerator": "11.8", "compiler": "gcc-13"},
+     "CUDA 11.8 accepts gcc ≤ 11; you asked for gcc-13",
+     "or --cuda 12.4 (the first CUDA that accepts gcc-13)"),
     ({"torch": "2.3.0", "compiler": "gcc-7"},
      "torch 2.3.0 needs GCC ≥ 9 (C++17); you asked for gcc-7",
      "use --compiler gcc-9 or newer, or --torch 2.1.2 (the last release that builds with gcc-7)"),
@@ -140,15 +143,16 @@ def test_free_threaded_python_within_the_range_is_still_refused_as_not_carried_o
     assert "torch 2.9.0 supports it, but torchsmith does not build for free-threaded" in text
 
 
-def test_a_shipped_cuda_without_a_known_list_is_planned_from_the_nearest_with_its_reason() -> None:
+def test_a_cuda_the_release_did_not_ship_takes_the_nearest_list_with_its_reason() -> None:
     kb = load()
     ctx = Ctx(spec=BuildSpec(torch="2.13.0"), origins={}, kb=kb, host=ci_host())
     ctx.release = kb.release("2.13.0")
     from torchsmith.planner.archs import resolve_archs
 
-    decision = resolve_archs(ctx, kb.cuda("13.2"))
-    assert decision.value == ["7.5", "8.0", "8.6", "9.0", "10.0", "12.0"]
-    assert "nearest one (CUDA 13.0: 7.5;8.0;8.6;9.0;10.0;12.0)" in decision.reason
+    decision = resolve_archs(ctx, kb.cuda("12.8"))
+    assert decision.value == ["5.0", "6.0", "7.0", "7.5", "8.0", "8.6", "9.0"]
+    assert "shipped no CUDA 12.8 build" in decision.reason
+    assert "nearest one (CUDA 12.6: 5.0;6.0;7.0;7.5;8.0;8.6;9.0)" in decision.reason
     assert not ctx.problems
 
 
