@@ -86,7 +86,7 @@ def test_ccache_webdav_is_flat_and_the_secret_redacts_in_a_manifest(tmp_path: Pa
 
 def test_sccache_levels_and_secrets(tmp_path: Path) -> None:
     env = {"DAV": PASSWORD}
-    cache = _cache(tmp_path, env, kind="sccache", remote="https://dav.example/cache",
+    cache = _cache(tmp_path, env, kind="sccache", remote="https://dav.example/cache/",
                    remote_kind="webdav", username="ci", credentials_env="DAV")  # fmt: skip
     public = cache.env()
     assert public["SCCACHE_MULTILEVEL_CHAIN"] == "disk,webdav"

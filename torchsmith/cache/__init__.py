@@ -13,6 +13,7 @@ from torchsmith.cache.launcher import (
     cache_from_plan,
     launcher_env_keys,
     make_cache,
+    with_cluster,
 )
 from torchsmith.cache.model import CachePlan
 from torchsmith.cache.stats import (
@@ -33,4 +34,5 @@ __all__ = [
     "parse_ccache_print_stats",
     "parse_sccache_json",
     "stats_record",
+    "with_cluster",
 ]

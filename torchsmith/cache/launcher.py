@@ -11,15 +11,23 @@ on by itself when it finds one, which changes every command line behind the plan
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from torchsmith.cache.credentials import read_secret
+from torchsmith.cache.dist import CONF_NAME, client_config, cluster_token, write_private
 from torchsmith.cache.model import CachePlan
 from torchsmith.cache.remote import RemoteEnv, ccache_remote, sccache_remote
-from torchsmith.cache.stats import CacheStats, parse_ccache_print_stats, parse_sccache_json
+from torchsmith.cache.stats import (
+    CacheStats,
+    parse_ccache_print_stats,
+    parse_sccache_json,
+    stats_record,
+)
 from torchsmith.spec import CacheKind
 
 _LANGS = ("C", "CXX", "CUDA")
@@ -38,6 +46,11 @@ class CompilerCache:
     shared: bool = False
     remote: str | None = None
     remote_env: RemoteEnv = field(default_factory=RemoteEnv)
+    cluster: str | None = None
+    """The sccache-dist scheduler compile jobs go to (None: this machine compiles)."""
+    dist_conf: Path | None = None
+    cluster_fallback: str | None = None
+    """Why the named cluster is not used (it did not answer), or None."""
 
     @property
     def active(self) -> bool:
@@ -52,6 +65,8 @@ class CompilerCache:
             env[f"CMAKE_{lang}_COMPILER_LAUNCHER"] = str(self.program)
         env.update(self._ccache_env() if self.kind == "ccache" else self._sccache_env())
         env.update(self.remote_env.public)
+        if self.dist_conf is not None:
+            env["SCCACHE_CONF"] = str(self.dist_conf)  # the path only; the token is inside
         return env
 
     def secret_env(self) -> dict[str, str]:
@@ -97,6 +112,21 @@ class CompilerCache:
             return None
         return [str(self.program), "--stop-server"]
 
+    def dist_status_command(self) -> list[str] | None:
+        """``sccache --dist-status`` when a cluster is configured."""
+        return [str(self.program), "--dist-status"] if self.dist_conf is not None else None
+
+    def without_cluster(self, why: str) -> CompilerCache:
+        """This cache compiling locally, because the cluster ``why`` did not answer."""
+        return dataclasses.replace(self, dist_conf=None, cluster_fallback=why)
+
+    def record(self, stats: CacheStats | None) -> dict[str, Any]:
+        """The manifest's ``compiler_cache``: hits by level, and where compiling happened."""
+        record = stats_record(self.kind, stats, self.remote)
+        record["cluster"] = self.cluster
+        record["cluster_fallback"] = self.cluster_fallback
+        return record
+
     def parse_stats(self, text: str) -> CacheStats:
         remote = self.remote is not None
         if self.kind == "sccache":
@@ -135,6 +165,17 @@ def cache_from_plan(
     )
 
 
+def with_cluster(cache: CompilerCache, setup: CachePlan, env: Mapping[str, str]) -> CompilerCache:
+    """``cache`` sending compile jobs to the plan's sccache-dist scheduler: the client config
+    (with the token from ``env``) is written mode 600 into the cache directory."""
+    if setup.cluster is None or cache.kind != "sccache" or not cache.active:
+        return cache
+    token = cluster_token(setup.cluster_token_env, env)
+    text = client_config(setup.cluster, cache.directory / "dist-toolchains", token)
+    conf = write_private(cache.directory / CONF_NAME, text)
+    return dataclasses.replace(cache, cluster=setup.cluster, dist_conf=conf)
+
+
 # The launcher variables a manifest may show: where the cache is and how paths are hashed.
 # Never a prefix match: CCACHE_REMOTE_STORAGE (with user-info), SCCACHE_REDIS_PASSWORD,
 # SCCACHE_WEBDAV_PASSWORD/TOKEN, SCCACHE_AZURE_CONNECTION_STRING… carry credentials
@@ -169,6 +210,7 @@ LAUNCHER_KEYS = frozenset(
         "SCCACHE_REGION",
         "SCCACHE_S3_KEY_PREFIX",
         "SCCACHE_S3_USE_SSL",
+        "SCCACHE_CONF",
     }
 )
 

@@ -38,6 +38,9 @@ class CachePlan(BaseModel):
     cluster: str | None = Field(None, description="sccache-dist scheduler URL")
     cluster_slots: int | None = None
     cluster_token_env: str | None = None
+    local_jobs: int | None = Field(
+        None, description="MAX_JOBS without the cluster (used when it does not answer)"
+    )
     reason: str = ""
 
 

@@ -65,7 +65,8 @@ def _sccache_redis(setup: CachePlan, secret: CacheSecret | None) -> RemoteEnv:
 
 def _sccache_webdav(setup: CachePlan, secret: CacheSecret | None) -> RemoteEnv:
     assert setup.remote is not None
-    public = {"SCCACHE_WEBDAV_ENDPOINT": setup.remote}
+    # no trailing slash: sccache 0.16 joins "/<key>" and wsgidav refuses "//.sccache_check"
+    public = {"SCCACHE_WEBDAV_ENDPOINT": setup.remote.rstrip("/")}
     if setup.username:
         public["SCCACHE_WEBDAV_USERNAME"] = setup.username
     if secret is None:

@@ -25,6 +25,8 @@ class CacheStats:
     misses: int = 0
     remote_hits: int | None = None
     remote_errors: int | None = None
+    dist_compiles: int | None = None
+    """Compilations sent to sccache-dist build servers (None: no cluster configured)."""
 
     def minus(self, before: CacheStats) -> CacheStats:
         return CacheStats(
@@ -32,6 +34,7 @@ class CacheStats:
             self.misses - before.misses,
             _minus(self.remote_hits, before.remote_hits),
             _minus(self.remote_errors, before.remote_errors),
+            _minus(self.dist_compiles, before.dist_compiles),
         )
 
     @property
@@ -96,10 +99,19 @@ def parse_sccache_json(text: str, remote: bool = False) -> CacheStats:
     stats = json.loads(text).get("stats", {})
     hits = _count_sum(stats.get("cache_hits"))
     misses = _count_sum(stats.get("cache_misses"))
+    dist = _dist_compiles(stats)
     if not remote:
-        return CacheStats(hits, misses)
+        return CacheStats(hits, misses, dist_compiles=dist)
     errors = int(stats.get("cache_read_errors", 0)) + int(stats.get("cache_write_errors", 0))
-    return CacheStats(hits, misses, _remote_levels(stats), errors)
+    return CacheStats(hits, misses, _remote_levels(stats), errors, dist)
+
+
+def _dist_compiles(stats: dict[str, Any]) -> int | None:
+    """``dist_compiles`` (per build server) summed; ``None`` when nothing went to a cluster."""
+    found = stats.get("dist_compiles")
+    if not isinstance(found, dict) or not found:
+        return None
+    return sum(v for v in found.values() if isinstance(v, int))
 
 
 def stats_record(kind: str, stats: CacheStats | None, remote: str | None) -> dict[str, Any]:
@@ -117,6 +129,7 @@ def stats_record(kind: str, stats: CacheStats | None, remote: str | None) -> dic
         "remote_hits": stats.remote_hits,
         "remote_hit_rate": _rounded(stats.remote_hit_rate),
         "remote_errors": stats.remote_errors,
+        "distributed_compiles": stats.dist_compiles,
     }
 
 

@@ -12,7 +12,7 @@ from torchsmith.kb import KnowledgeBase
 from torchsmith.plan_model import BuildPlan, Decision
 from torchsmith.planner.archs import resolve_archs
 from torchsmith.planner.buildenv import plan_env
-from torchsmith.planner.cache import resolve_cache
+from torchsmith.planner.cache import cluster_jobs, resolve_cache
 from torchsmith.planner.companions import (
     against_python,
     against_source,
@@ -68,6 +68,8 @@ def _plan(ctx: Ctx, can: Capabilities, against: TorchFacts | None = None) -> Bui
     features = resolve_features(ctx, cuda.value)
     linking = resolve_linking(ctx, cuda.value, features)
     jobs = resolve_jobs(ctx, cuda.value)
+    local_jobs = jobs[0].value
+    jobs = (cluster_jobs(ctx, jobs), jobs[1])
     fixes = resolve_fixes(ctx, cuda.value, compiler.value, python.value)
     env = plan_env(
         ctx,
@@ -79,7 +81,7 @@ def _plan(ctx: Ctx, can: Capabilities, against: TorchFacts | None = None) -> Bui
         jobs=jobs,
         fixes=fixes,
     )
-    cache, cache_setup = resolve_cache(ctx)
+    cache, cache_setup = resolve_cache(ctx, local_jobs)
     build = plan_companion_builds(ctx, against, companions, jobs[0].value) if against else None
     refuse_unsupported(ctx, can, linking["cuda"].value)
     if ctx.problems:

@@ -17,17 +17,41 @@ from torchsmith.planner.context import Ctx, decide
 from torchsmith.redact import redact_url, url_secrets
 from torchsmith.spec import CacheSpec
 
-DIST_NOT_YET = (
-    "distributed compiling (cache.cluster, sccache-dist) is not carried out yet: no build of "
-    "this version sends compile jobs to a cluster"
-)
+GIB_PER_DIST_JOB = 0.5
+"""Local RAM per job compiled on the cluster: this machine still preprocesses it (g++ -E of a
+torch_cpu TU peaks at a few hundred MB) and holds its input and output while it travels."""
 
 
-def resolve_cache(ctx: Ctx) -> tuple[Decision[Any], CachePlan]:
-    """The cache kind (a decision with its origin) and the levels the build uses."""
+def cluster_jobs(ctx: Ctx, jobs: tuple[Decision[Any], Decision[Any]]) -> Decision[Any]:
+    """MAX_JOBS with an sccache-dist cluster: this machine's jobs plus the cluster's slots,
+    capped by local RAM at :data:`GIB_PER_DIST_JOB` per job (the user's max_jobs wins)."""
+    cxx, spec = jobs[0], ctx.spec.cache
+    if not spec.cluster or spec.kind != "sccache" or ctx.spec.max_jobs is not None:
+        return cxx
+    if not spec.cluster_slots:
+        ctx.warnings.append(
+            f"cache.cluster without cache.cluster_slots: MAX_JOBS stays {cxx.value} (this "
+            "machine's); give the cluster's CPU count (`sccache --dist-status`: num_cpus)"
+        )
+        return cxx
+    ram = ctx.host.ram_gib
+    by_ram = int(ram // GIB_PER_DIST_JOB) if ram else cxx.value + spec.cluster_slots
+    total = max(cxx.value, min(cxx.value + spec.cluster_slots, by_ram))
+    return decide(
+        total,
+        "host",
+        f"{cxx.value} local jobs ({cxx.reason}) + {spec.cluster_slots} cluster slots "
+        f"(cache.cluster_slots), at most {by_ram} by RAM at {GIB_PER_DIST_JOB:g} GiB per "
+        "distributed job (preprocessing stays local)",
+    )
+
+
+def resolve_cache(ctx: Ctx, local_jobs: int | None = None) -> tuple[Decision[Any], CachePlan]:
+    """The cache kind (a decision with its origin) and the levels the build uses;
+    ``local_jobs``: MAX_JOBS without the cluster (the fallback when it does not answer)."""
     spec = ctx.spec.cache
     _check(ctx, spec)
-    setup = _setup(spec)
+    setup = _setup(spec, local_jobs if spec.cluster else None)
     # where the cache stores does not change the result: the reason (hashed) leaves it out
     why = "no compiler cache" if spec.kind == "none" else f"{spec.kind} as compiler launcher "
     why += "" if spec.kind == "none" else "of C, C++ and CUDA; levels: cache_setup"
@@ -36,7 +60,7 @@ def resolve_cache(ctx: Ctx) -> tuple[Decision[Any], CachePlan]:
     return decide(spec.kind, "default", why), setup
 
 
-def _setup(spec: CacheSpec) -> CachePlan:
+def _setup(spec: CacheSpec, local_jobs: int | None) -> CachePlan:
     remote = spec.location if spec.remote else None
     local = spec.dir if spec.dir else (spec.location if not spec.remote else None)
     return CachePlan(
@@ -55,6 +79,7 @@ def _setup(spec: CacheSpec) -> CachePlan:
         cluster=spec.cluster,
         cluster_slots=spec.cluster_slots,
         cluster_token_env=spec.cluster_token_env,
+        local_jobs=local_jobs,
         reason=_reason(spec, local, remote),
     )
 
@@ -63,12 +88,19 @@ def _reason(spec: CacheSpec, local: str | None, remote: str | None) -> str:
     if spec.kind == "none":
         return "no compiler cache: every object is compiled"
     first = f"shared directory {local}" if local else f"<cache root>/{spec.kind}"
-    if remote is None:
-        return f"{spec.kind} in {first}: rebuilds of this machine hit it"
-    return (
-        f"{spec.kind}: {first} first, then the remote {redact_url(remote)} that every build "
-        "naming it fills and reads (objects another machine compiled are not compiled again)"
+    where = (
+        f"{spec.kind} in {first}: rebuilds of this machine hit it"
+        if remote is None
+        else f"{spec.kind}: {first} first, then the remote {redact_url(remote)} that every "
+        "build naming it fills and reads (objects another machine compiled are not compiled "
+        "again)"
     )
+    if spec.cluster:
+        where += (
+            f"; misses compile on the sccache-dist cluster {redact_url(spec.cluster)} "
+            "(this machine when it does not answer)"
+        )
+    return where
 
 
 def _check(ctx: Ctx, spec: CacheSpec) -> None:
@@ -135,15 +167,25 @@ def _remote_problems(ctx: Ctx, spec: CacheSpec) -> None:
 
 
 def _cluster_problems(ctx: Ctx, spec: CacheSpec) -> None:
+    cluster = str(spec.cluster)
     if spec.kind != "sccache":
         ctx.problem(
             f"cache.cluster needs cache.kind = sccache (sccache-dist), not {spec.kind}",
             "set cache.kind = sccache, or drop cache.cluster",
             "cache.cluster",
         )
-    ctx.problem(
-        f"cache.cluster {redact_url(str(spec.cluster))}: {DIST_NOT_YET}",
-        "drop cache.cluster: the build compiles on this machine (a shared cache.location "
-        "still saves every object another machine compiled)",
-        "cache.cluster",
-    )
+    if not cluster.startswith(("http://", "https://")) or url_secrets(cluster):
+        ctx.problem(
+            f"cache.cluster {redact_url(cluster)}: not the scheduler's http(s)://HOST:PORT "
+            "URL, or it carries a credential",
+            "give the scheduler URL (http://HOST:10600) and the token by variable name "
+            "(cache.cluster_token_env)",
+            "cache.cluster",
+        )
+    if not spec.cluster_token_env:
+        ctx.problem(
+            "cache.cluster without cache.cluster_token_env: sccache-dist clients authenticate "
+            "with the scheduler's client token",
+            'name the environment variable holding it: cache.cluster_token_env = "VAR"',
+            "cache.cluster_token_env",
+        )

@@ -138,13 +138,29 @@ def _gcc_min(ctx: Ctx) -> int:
     return int(rel.gcc_min.split(".")[0]) if rel and rel.gcc_min else 0
 
 
+def _cuda_for_compiler(ctx: Ctx, family: str, major: int) -> str:
+    """'--cuda 12.4 (the first CUDA that accepts gcc-13)', or 'a newer --cuda'."""
+    fits = [
+        c.version
+        for c in ctx.kb.cuda_releases
+        if (c.gcc_max if family == "gcc" else (c.clang_max or 0)) >= major
+    ]
+    first = min(fits, key=Version, default=None)
+    return (
+        f"--cuda {first} (the first CUDA that accepts {family}-{major})"
+        if first
+        else "a newer --cuda"
+    )
+
+
 def _check_compiler(ctx: Ctx, family: str, major: int, cuda: CudaRelease | None) -> None:
     limit = None if cuda is None else (cuda.gcc_max if family == "gcc" else cuda.clang_max)
     if cuda is not None and limit is not None and major > limit:
         ctx.problem(
             f"CUDA {cuda.version} accepts {family} ≤ {limit}; you asked for {family}-{major}",
             f"use --compiler {family}-{limit} (Debian/Ubuntu: apt-get install {family}-{limit}"
-            f"{' g++-' + str(limit) if family == 'gcc' else ''}) or a newer --cuda",
+            f"{' g++-' + str(limit) if family == 'gcc' else ''}) or "
+            + _cuda_for_compiler(ctx, family, major),
             "compiler",
         )
     if family == "gcc" and major < _gcc_min(ctx):

@@ -66,7 +66,7 @@ def compile_targets(ctx: BuildContext, tree: Path, benv: BuildEnv) -> CompileRes
     targets = list(ctx.plan.targets)
     before = read_cache_stats(ctx, benv)
     watcher = NinjaWatcher(ctx.reporter)
-    jobs = ctx.plan.max_jobs.value
+    jobs = int(benv.env.get("MAX_JOBS", ctx.plan.max_jobs.value))  # local when no cluster
     with ctx.stage(STAGE, ", ".join(targets) if targets else "all targets"):
         argv = build_command(build_dir(tree), targets, jobs)
         ctx.executor.run(argv, env=benv.env, cwd=tree, log_path=ctx.log(STAGE), on_line=watcher)

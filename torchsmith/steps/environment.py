@@ -17,7 +17,8 @@ from pathlib import Path
 
 from packaging.requirements import InvalidRequirement, Requirement
 
-from torchsmith.cache import CachePlan, CompilerCache, cache_from_plan
+from torchsmith.cache import CachePlan, CompilerCache, cache_from_plan, with_cluster
+from torchsmith.cache.dist import parse_dist_status
 from torchsmith.plan_model import BuildPlan
 from torchsmith.report.ninja import NINJA_STATUS
 from torchsmith.steps.context import BuildContext
@@ -88,8 +89,10 @@ def compose_env(
     venv: Path,
     cache: CompilerCache,
 ) -> tuple[dict[str, str], frozenset[str]]:
-    """The build's variables: base env (less Python overrides) < cache < compilers < plan."""
-    env = {k: v for k, v in base.items() if k not in _DROP}
+    """The build's variables: base env (less Python overrides) < cache < compilers < plan.
+    MAX_JOBS is the plan's, or its local count when the plan's cluster did not answer."""
+    drop = {*_DROP, *_secret_names(plan)}  # the cache's secrets reach it only as its config
+    env = {k: v for k, v in base.items() if k not in drop}
     own: dict[str, str] = {
         **cache.env(),
         "CC": tools.cc,
@@ -103,11 +106,45 @@ def compose_env(
         if plan.arch_list:
             own["TORCH_CUDA_ARCH_LIST"] = plan.arch_list
     own.update(plan.env_dict())
+    own["MAX_JOBS"] = str(_jobs(plan, cache, own["MAX_JOBS"]))
     own["VIRTUAL_ENV"] = str(venv)
     own["PATH"] = f"{venv / 'bin'}:{base.get('PATH', '/usr/bin:/bin')}"
     env.update(own)
     env.update(cache.secret_env())  # the remote's password: compile env only, never shown
     return env, frozenset(own)
+
+
+def _secret_names(plan: BuildPlan) -> set[str]:
+    setup = plan.cache_setup
+    names = (setup.credentials_env, setup.cluster_token_env) if setup else ()
+    return {name for name in names if name}
+
+
+def _jobs(plan: BuildPlan, cache: CompilerCache, planned: str) -> str:
+    local = plan.cache_setup.local_jobs if plan.cache_setup else None
+    return str(local) if cache.cluster_fallback is not None and local else planned
+
+
+def check_cluster(ctx: BuildContext, cache: CompilerCache, env: Mapping[str, str]) -> CompilerCache:
+    """``cache`` as it is when its cluster answers; else compiling locally, with a warning
+    (sccache would fall back per object by itself, but MAX_JOBS sized for the cluster's slots
+    would overload this machine)."""
+    command = cache.dist_status_command()
+    if command is None:
+        return cache
+    done = ctx.executor.run(command, env=env, check=False, log_path=ctx.log(STAGE))
+    status = parse_dist_status("\n".join(done.tail))
+    if status.reachable:
+        ctx.reporter.message(f"cluster {cache.cluster}: {status.detail}")
+        return cache
+    stop = cache.stop_command()  # the server read the cluster config at start
+    if stop is not None:
+        ctx.executor.run(stop, env=env, check=False, log_path=ctx.log(STAGE))
+    ctx.reporter.message(
+        f"warning: cluster {cache.cluster} did not answer ({status.detail}); "
+        "compiling on this machine with its own job count"
+    )
+    return cache.without_cluster(status.detail)
 
 
 def _make_venv(ctx: BuildContext, tools: Toolchain, tree: Path, env: Mapping[str, str]) -> None:
@@ -139,7 +176,14 @@ def prepare_environment(
     venv = ctx.workspace.venv
     base = ctx.executor.environment() if base is None else base
     cache = cache_from_plan(_cache_setup(ctx.plan), ctx.options.cache_root, tools.cache, base)
+    if cache.active:  # sccache's server socket lives in it: it must exist before the first call
+        cache.directory.mkdir(parents=True, exist_ok=True)
+    cache = with_cluster(cache, _cache_setup(ctx.plan), base)
     env, keys = compose_env(base, ctx.plan, tools, venv, cache)
+    checked = check_cluster(ctx, cache, env)
+    if checked is not cache:
+        cache = checked
+        env, keys = compose_env(base, ctx.plan, tools, venv, cache)
     if not ctx.workspace.is_done(STAGE):
         with ctx.stage(STAGE, f"Python env {venv} + build requirements"):
             _make_venv(ctx, tools, tree, env)

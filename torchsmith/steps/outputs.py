@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from torchsmith.cache import launcher_env_keys, stats_record
+from torchsmith.cache import launcher_env_keys
 from torchsmith.doctor import warnings_that_changed_result
 from torchsmith.doctor.context import context_from
 from torchsmith.report.manifest import (
@@ -61,9 +61,7 @@ def manifest_of(ctx: BuildContext, state: BuildState) -> dict[str, Any]:
             stages=ctx.timings,
             stages_all_runs=ctx.workspace.timings(),
             ninja=_ninja(state),
-            compiler_cache=stats_record(
-                benv.cache.kind, state.need_compiled().cache, benv.cache.remote
-            ),
+            compiler_cache=benv.cache.record(state.need_compiled().cache),
             fixes=state.fixes,
             artifacts=state.artifacts,
             workspace=ctx.workspace.root,

@@ -68,10 +68,34 @@ def test_inconsistent_cache_requests_are_refused_at_once() -> None:
     assert "only apply to an s3:// location" in text
 
 
-def test_a_cluster_is_refused_until_distributed_compiling_is_carried_out() -> None:
-    text = refusal(**{"cache.kind": "sccache", "cache.cluster": "http://127.0.0.1:10600"})
-    assert "sccache-dist" in text and "not carried out yet" in text
-    assert "needs cache.kind = sccache" in refusal(**{"cache.cluster": "http://h:1"})
+CLUSTER = {"cache.kind": "sccache", "cache.cluster": "http://127.0.0.1:10600",
+           "cache.cluster_token_env": "DIST_TOKEN"}  # fmt: skip
+
+
+def test_a_cluster_adds_its_slots_to_max_jobs_within_ram() -> None:
+    p = plan(**CLUSTER, **{"cache.cluster_slots": 8})
+    setup = p.cache_setup
+    assert setup is not None and setup.local_jobs == 2  # the CI host: 2 cores
+    assert p.max_jobs.value == 10 and "8 cluster slots" in p.max_jobs.reason
+    assert p.env_dict()["MAX_JOBS"] == "10"
+    assert "sccache-dist cluster http://127.0.0.1:10600" in setup.reason
+    big = plan(**CLUSTER, **{"cache.cluster_slots": 4000})  # the CI host: 23 GiB RAM
+    assert big.max_jobs.value == 46 and "at most 46 by RAM at 0.5 GiB" in big.max_jobs.reason
+    assert plan(**CLUSTER, **{"cache.cluster_slots": 8}, max_jobs=3).max_jobs.value == 3
+
+
+def test_a_cluster_without_slots_keeps_local_jobs_and_says_why() -> None:
+    p = plan(**CLUSTER)
+    assert p.max_jobs.value == 2
+    assert any("without cache.cluster_slots" in w for w in p.warnings)
+
+
+def test_a_cluster_needs_sccache_a_token_variable_and_an_http_url() -> None:
+    assert "needs cache.kind = sccache" in refusal(**{**CLUSTER, "cache.kind": "ccache"})
+    no_token = {k: v for k, v in CLUSTER.items() if k != "cache.cluster_token_env"}
+    assert "cache.cluster_token_env" in refusal(**no_token)
+    text = refusal(**{**CLUSTER, "cache.cluster": "http://user:s3cr3tpw@10.0.0.1:10600"})
+    assert "carries a credential" in text and "s3cr3tpw" not in text
 
 
 def test_a_location_that_is_no_known_remote_is_a_spec_error() -> None:

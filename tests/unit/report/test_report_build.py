@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from torchsmith.cli import main
 from torchsmith.errors import UsageError
 from torchsmith.report.advice import advise
 from torchsmith.report.analysis import ReportData, analyse, edge_group
@@ -182,3 +183,14 @@ def test_peak_ram_is_shown_when_the_manifest_records_it(workspace: Path) -> None
 def test_the_peak_is_read_from_the_processes_waited_for() -> None:
     # the unit-test guard starts no process: what this test process has waited for so far
     assert peak_child_rss_mib() >= 0.0
+
+
+def test_the_report_command_prints_where_it_wrote_and_the_advice(
+    workspace: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["report", str(workspace), "--output", str(tmp_path / "r"), "--json"]) == 0
+    printed = json.loads(capsys.readouterr().out)
+    assert printed["html"] == str(tmp_path / "r" / "build-report.html")
+    assert printed["trace"] == str(tmp_path / "r" / "build-trace.json")
+    assert [a["rule"] for a in printed["advice"]] == ["fewer-archs", "cache-misses", "long-pole"]
+    assert main(["report", str(tmp_path / "nothing-here")]) == 2
