@@ -13,6 +13,7 @@ import yaml
 from torchsmith.errors import SpecError
 from torchsmith.matrix import combinations, load_matrix, render
 from torchsmith.matrix.bake import hcl_string
+from torchsmith.matrix.combinations import _lossy
 from torchsmith.spec_sources import resolve_spec
 
 EXAMPLES = Path(__file__).parents[2] / "examples"
@@ -152,3 +153,19 @@ def test_a_pinned_requirement_is_installed_in_the_job_and_the_image(tmp_path: Pa
     assert job["env"]["INSTALL_TORCHSMITH"] == "torchsmith==0.1.0"
     assert "actions/checkout@v4" not in [s.get("uses") for s in job["steps"]]
     assert "ARG INSTALL_TORCHSMITH=torchsmith==0.1.0" in render(matrix, combos, "bake")
+
+
+def test_a_value_the_job_would_split_is_refused_not_split(tmp_path: Path) -> None:
+    path = _write(tmp_path, '[axes]\ntargets = [["c10", "torch_cpu,torch_python"]]\n')
+    with pytest.raises(SpecError, match="torch_cpu,torch_python"):
+        combinations(load_matrix(path), path)
+
+
+def test_what_the_job_reads_is_compared_with_what_was_asked() -> None:
+    asked = {"torch": "2.5.1", "gpus": ["8.6", "9.0"]}
+    read = resolve_spec(env={"TORCHSMITH_TORCH": "2.5.1", "TORCHSMITH_GPUS": "8.6"})
+    assert [p.field or p.what.split(":")[0] for p in _lossy(read, asked)] == ["gpus"]
+    assert (
+        _lossy(resolve_spec(env={"TORCHSMITH_TORCH": "2.5.1", "TORCHSMITH_GPUS": "8.6,9.0"}), asked)
+        == []
+    )

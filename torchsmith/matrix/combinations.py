@@ -102,15 +102,28 @@ def _value_problems(env: Mapping[str, str]) -> list[Problem]:
     ]
 
 
+def _lossy(from_env: ResolvedSpec, values: Mapping[str, Any]) -> list[Problem]:
+    """Keys whose value the job would read differently from the matrix (a list element with a
+    comma, say): refused, since the job would build something else than was planned here."""
+    direct = resolve_spec(cli=values).spec.model_dump()
+    read = from_env.spec.model_dump()
+    return [
+        Problem(f"{key}: {direct[key]!r} reaches the job as {read[key]!r}", "drop the comma")
+        for key in sorted(direct)
+        if direct[key] != read[key]
+    ]
+
+
 def _combination(
     index: int, matrix: MatrixSpec, flat: dict[str, Any], axes: dict[str, Any]
 ) -> Combination:
     values = {**flat, **axes}
     env = {env_name(k): env_text(v) for k, v in sorted(values.items())}
-    problems = _value_problems(env)
+    problems = _value_problems(env) + _table_problems(axes)
     ident = "-".join([matrix.name, *(_slug(v) for v in axes.values())])[:90]
     try:
         spec = resolve_spec(env=env)
+        problems += _lossy(spec, values)
     except SpecError as exc:
         problems += [
             Problem(f"combination {ident}: {p.what}", p.fix, p.field) for p in exc.problems
