@@ -54,6 +54,7 @@ def cost_toml(model: CostModel, sums: Sequence[GroupSum], jobs: int) -> str:
                 "",
                 "[[group]]",
                 f"name = {json.dumps(item.group.name)}",
+                f"target = {json.dumps(item.group.target)}",
                 f"match = {json.dumps(list(item.group.match))}",
                 f"objects = {item.objects}",
                 f"seconds = {item.seconds}",

@@ -14,9 +14,11 @@ from __future__ import annotations
 
 import math
 import sys
-from dataclasses import dataclass, field
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
 from functools import cache
 from importlib import resources
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -36,7 +38,19 @@ MODEL_ERROR = 0.15
 # The same cold c10 build took 19-43 s on the measured machine (docs/debian-source-builds.md §0):
 # half the log of that ratio is the machine's own noise, which fades as more of the work is done.
 MACHINE_NOISE = 0.41
-PRIOR_JOB_SECONDS = 60.0  # weight of "as fast as the measured machine" in the speed estimate
+# Weight of "as fast as the measured machine" in the speed estimate: 60 job-seconds, at most a
+# tenth of the work modelled (a partial build's data must not be outweighed by the prior).
+PRIOR_JOB_SECONDS = 60.0
+PRIOR_SHARE = 0.1
+
+
+# What building a CMake target compiles, in the groups' `target` terms (torch_cpu links c10).
+TARGET_NEEDS = {
+    "c10": ("c10",),
+    "torch_cpu": ("c10", "torch_cpu"),
+    "all": ("c10", "torch_cpu", "all"),
+}
+OBJECT_SUFFIXES = (".o", ".obj")
 
 
 @dataclass(frozen=True)
@@ -45,6 +59,7 @@ class CostGroup:
     match: tuple[str, ...]
     objects: int
     seconds: float
+    target: str = "all"
 
     @property
     def mean(self) -> float:
@@ -76,6 +91,27 @@ class CostModel:
         group = self.group(description)
         return group.mean if group else self.cheapest
 
+    def for_targets(self, targets: Sequence[str]) -> CostModel | None:
+        """The part of the build that ``targets`` compile: whole groups for the CMake targets
+        the data knows, one object at its group's mean for an object path; None as soon as a
+        target is neither (no data: the caller falls back to the pace)."""
+        picked: list[CostGroup] = []
+        for target in targets:
+            found = self._target_groups(target)
+            if found is None:
+                return None
+            picked += [g for g in found if g not in picked or g.objects == 1]
+        edges = sum(g.objects for g in picked)
+        return replace(self, groups=tuple(picked), edges=edges) if picked else None
+
+    def _target_groups(self, target: str) -> list[CostGroup] | None:
+        if target in TARGET_NEEDS:
+            return [g for g in self.groups if g.target in TARGET_NEEDS[target]]
+        group = self.group(target) if target.endswith(OBJECT_SUFFIXES) else None
+        if group is None:
+            return None
+        return [replace(group, objects=1, seconds=group.mean)]
+
 
 class _GroupRecord(BaseModel):
     model_config = ConfigDict(extra="forbid")
@@ -83,6 +119,7 @@ class _GroupRecord(BaseModel):
     match: tuple[str, ...]
     objects: int = Field(gt=0)
     seconds: float = Field(ge=0)
+    target: Literal["c10", "torch_cpu", "all"]
 
 
 class _CostFile(BaseModel):
@@ -99,7 +136,7 @@ class _CostFile(BaseModel):
 
 def _model(data: dict[str, object]) -> CostModel:
     record = _CostFile.model_validate(data)
-    groups = tuple(CostGroup(g.name, g.match, g.objects, g.seconds) for g in record.group)
+    groups = tuple(CostGroup(g.name, g.match, g.objects, g.seconds, g.target) for g in record.group)
     return CostModel(record.release, record.accelerator, record.edges, groups, record.source)
 
 
@@ -159,7 +196,8 @@ class CostEta:
     def speed(self, elapsed: float) -> float:
         """Wall seconds × jobs per job-second of the measured machine (1.0: as fast)."""
         wall = elapsed - self.measured_from if self.measured_from is not None else 0.0
-        return (wall * self.jobs + PRIOR_JOB_SECONDS) / (self.measured_cost + PRIOR_JOB_SECONDS)
+        prior = min(PRIOR_JOB_SECONDS, PRIOR_SHARE * self.model.total)
+        return (wall * self.jobs + prior) / (self.measured_cost + prior)
 
     def spread(self) -> float:
         done_share = min(self.done_cost / self.model.total, 1.0)
@@ -203,7 +241,9 @@ class EtaSource:
 
 def eta_for_plan(torch: str | None, cuda: str | None, targets: tuple[str, ...] | list[str],
                  jobs: int) -> EtaSource:  # fmt: skip
-    """The cost model for a whole CPU build of a release with cost data; the pace otherwise
-    (a partial build's target set, and CUDA objects, are not in the measured data)."""
-    model = find_model(torch, "cpu") if cuda is None and not targets else None
+    """The cost model for a CPU build of a release with cost data (the targets' part of it for
+    a partial build); the pace otherwise (CUDA objects are not in the measured data)."""
+    model = find_model(torch, "cpu") if cuda is None else None
+    if model is not None and targets:
+        model = model.for_targets(targets)
     return EtaSource(model, jobs)

@@ -101,16 +101,50 @@ def test_codegen_before_the_first_object_is_not_taken_as_compile_speed() -> None
     assert eta.speed(11.012) == pytest.approx(1.0)
 
 
-def test_partial_builds_cuda_and_unknown_releases_use_the_pace_and_say_so() -> None:
+def test_cuda_unknown_releases_and_unknown_targets_use_the_pace_and_say_so() -> None:
     status = NinjaStatus(30, 120, 60.0, "Building CXX object c10/CMakeFiles/c10.dir/x.cpp.o")
     for source in (
-        eta_for_plan("1.13.1", None, ("c10",), 2),
         eta_for_plan("1.13.1", "11.8", (), 2),
         eta_for_plan("2.6.0", None, (), 2),
+        eta_for_plan("1.13.1", None, ("c10", "torch_python"), 2),  # no group says torch_python
     ):
         assert format_eta(source(status)) == "ETA ≥ 3:00 (pace)"
     whole = eta_for_plan("1.13.1", None, (), 2)(status)
     assert whole is not None and whole.basis == "cost model: torch 1.13.1 cpu"
+
+
+def test_a_partial_build_is_modelled_by_its_targets() -> None:
+    model = find_model("1.13.1", "cpu")
+    assert model is not None
+    # the CI's Debian partial build: c10 and two torch_cpu objects
+    part = model.for_targets(
+        ["c10", "caffe2/CMakeFiles/torch_cpu.dir/__/aten/src/ATen/Utils.cpp.o",
+         "caffe2/CMakeFiles/torch_cpu.dir/__/aten/src/ATen/native/cpu/FillKernel.cpp.AVX2.cpp.o"]
+    )  # fmt: skip
+    assert part is not None
+    assert part.edges == 69
+    assert part.total == pytest.approx(36 + 2018 / 388 + 1234 / 156)
+    torch_cpu = model.for_targets(["torch_cpu"])
+    assert torch_cpu is not None and torch_cpu.edges == 1106
+
+
+def test_the_real_c10_build_its_remaining_time_inside_the_range() -> None:
+    """The real c10 log as what it was, a partial build of c10 (68 edges, 51.0 s): the
+    remaining time lies in the range early on, and the estimate beats the pace until the
+    serial link at the end."""
+    source = eta_for_plan("1.13.1", None, ("c10",), 2)
+    end = 51.037
+    for status in (s for s in map(parse_status, C10_LOG.read_text().splitlines()) if s):
+        estimate = source(status)
+        if status.total != 68 or status.finished not in (3, 5, 10, 20, 34, 50):
+            continue
+        assert estimate is not None and status.elapsed is not None
+        actual = end - status.elapsed
+        pace = status.eta_seconds()
+        assert pace is not None
+        assert abs(estimate.seconds - actual) < abs(pace - actual)
+        if status.finished <= 20:
+            assert estimate.low <= actual <= estimate.high
 
 
 def test_the_eta_shows_its_range() -> None:
@@ -130,6 +164,7 @@ def test_cost_data_from_a_real_ninja_log_reads_back_as_a_model(tmp_path: Path) -
     model = CostModel("1.13.1", "cuda-partial", 109, template.groups, "the fixture")
     data = tomllib.loads(cost_toml(model, list(sums.values()), jobs=2))
     assert (data["group"][0]["name"], data["group"][0]["objects"]) == ("c10", 67)
+    assert _model(data).groups[0].target == "c10"  # the written file loads as cost data
 
 
 @pytest.mark.parametrize("terminal", [False, True])
