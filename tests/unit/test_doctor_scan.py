@@ -261,3 +261,17 @@ def test_every_explained_rule_exists() -> None:
     bad = rules[0].model_copy(update={"explains": ("no-such-rule",)})
     with pytest.raises(KnowledgeBaseError, match="explains unknown rule"):
         _check_explains([bad], seen)
+
+
+def test_in_every_real_log_a_cause_outranks_the_symptoms_it_explains() -> None:
+    explains = {r.id: set(r.explains) for r in load_rules() if r.explains}
+    pairs = 0
+    logs = [*FIXTURES.glob("*.log"), *(FIXTURES / "grading").glob("*.log")]
+    for log in sorted(p for p in logs if p.stat().st_size < 100_000):
+        order = [f.rule_id for f in diagnose(log).findings]
+        for cause, effects in explains.items():
+            for effect in effects & set(order):
+                if cause in order:
+                    pairs += 1
+                    assert order.index(cause) < order.index(effect), (log.name, cause, effect)
+    assert pairs >= 5  # the relations are exercised by real reports, not only declared
