@@ -27,7 +27,7 @@ _SOURCE_RE = re.compile(r"^(git|debian|path:.+|tarball:.+|bundle:.+)$")
 # A ninja/CMake target name or output path; never anything cmake could read as an option.
 _TARGET_RE = re.compile(r"^[A-Za-z0-9_.+/][A-Za-z0-9_.+/-]*$")
 _COMPANION_RE = re.compile(r"^(auto|torchvision|torchaudio|torchtext)(==?\d+(\.\d+)*([.+-]\w+)*)?$")
-_PYTHON_RE = re.compile(r"^[23]\.\d{1,2}(\.\d+)?$")
+_PYTHON_RE = re.compile(r"^[23]\.\d{1,2}(\.\d+)?t?$")  # "3.13t": free-threaded (planner refuses)
 
 
 class _Strict(BaseModel):

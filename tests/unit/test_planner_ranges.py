@@ -189,3 +189,11 @@ def test_a_companion_without_a_release_names_why_and_the_last_torch_it_followed(
         "torchtext has no release matching torch 2.4.0 (last release 0.18.0, for torch 2.3" in text
     )
     assert "drop torchtext, or use --torch 2.3.1 (torchtext follows torch ≤ 2.3.1)" in text
+
+
+def test_free_threaded_python_asked_on_the_command_line_is_refused_with_its_range() -> None:
+    text = _refusal(torch="2.6.0", python="3.13t")
+    assert "free-threaded Python 3.13t needs torch ≥ 2.7.0" in text
+    text = _refusal(torch="2.8.0", python="3.13t")
+    assert "torchsmith does not build for free-threaded interpreters yet" in text
+    assert "use --python 3.13 (with the GIL)" in text
