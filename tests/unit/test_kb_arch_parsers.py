@@ -8,6 +8,8 @@ import sys
 from pathlib import Path
 from types import ModuleType
 
+import pytest
+
 from torchsmith import kb
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -118,3 +120,17 @@ def test_what_releases_accept() -> None:
     assert not accepts("2.15.0", "12.0f")  # cpp_extension lists no 'f' arch
     assert accepts("1.0.0", "8.6")  # no cpp_extension list before 1.3: CMake alone
     assert not accepts("1.13.1", "8.9") and accepts("2.0.0", "8.9")
+
+
+def test_kb_release_shows_what_the_build_accepts(capsys: pytest.CaptureFixture[str]) -> None:
+    import json
+
+    from torchsmith.cli import main
+
+    assert main(["kb", "release", "2.7.0", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["free_threaded"] == "3.13t"
+    assert data["gpu_targets"].endswith("12.0, 12.0a")
+    assert "cpp_extension.py" in data["sources"]["gpu_targets"]
+    assert main(["kb", "release", "1.0.0", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["gpu_targets"].startswith("anything matching ^(")

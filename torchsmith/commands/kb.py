@@ -89,8 +89,24 @@ def _show(args: argparse.Namespace, title: str, data: dict[str, Any]) -> int:
 
 
 def _release(args: argparse.Namespace) -> int:
-    rel = kbmod.load().release(args.version)
-    return _show(args, f"torch {rel.torch}", release_json(rel))
+    base = kbmod.load()
+    rel = base.release(args.version)
+    return _show(args, f"torch {rel.torch}", _with_ranges(release_json(rel), base, rel))
+
+
+def _with_ranges(data: dict[str, Any], base: kbmod.KnowledgeBase, rel: Release) -> dict[str, Any]:
+    """What the release's own build accepts as GPU targets, and its free-threaded Pythons."""
+    parser = base.arch_parser(rel.torch)
+    if parser is None:
+        return data
+    accepts = ", ".join(parser.extension_archs) or f"anything matching {parser.cmake_pattern}"
+    sources = {
+        **data["sources"],
+        "gpu_targets": parser.sources["extension_archs"],
+        "free_threaded": parser.sources["free_threaded"],
+    }
+    free = ", ".join(f"{p}t" for p in parser.free_threaded) or "none"
+    return {**data, "gpu_targets": accepts, "free_threaded": free, "sources": sources}
 
 
 def _cuda(args: argparse.Namespace) -> int:
