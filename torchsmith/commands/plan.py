@@ -75,6 +75,8 @@ def _print_plan(plan: BuildPlan) -> None:
     for comp in plan.companions:
         out.print(f"[bold]{comp.name}[/] {escape(f'{comp.version} ({comp.reason})')}")
     print_table(_decisions_table(plan))
+    if plan.cache_setup is not None:  # where the cache stores, level by level (not hashed)
+        out.print(f"[bold]compiler cache[/]: {escape(plan.cache_setup.reason)}")
     if plan.companion_build is not None:  # torch is not built: only the companions' settings
         _print_companion_builds(plan)
         return
