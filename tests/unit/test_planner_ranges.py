@@ -62,7 +62,7 @@ REFUSALS: list[tuple[dict[str, Any], str, str]] = [
      "CUDA 11.8 accepts gcc ≤ 11; you asked for gcc-13",
      "or --cuda 12.4 (the first CUDA that accepts gcc-13)"),
     ({"torch": "2.3.0", "compiler": "gcc-7"},
-     "torch 2.3.0 needs GCC ≥ 9 (C++17); you asked for gcc-7",
+     "torch 2.3.0 needs GCC ≥ 9.3 (C++17); you asked for gcc-7",
      "use --compiler gcc-9 or newer, or --torch 2.1.2 (the last release that builds with gcc-7)"),
 ]  # fmt: skip
 
