@@ -23,6 +23,7 @@ import sys
 import sysconfig
 import time
 from pathlib import Path
+from typing import Any
 
 PY_OBJECTS = tuple(
     f"caffe2/torch/CMakeFiles/torch_python.dir/csrc/{name}.cpp.o"
@@ -75,7 +76,7 @@ def ccache_counts(env: dict[str, str]) -> tuple[int, int]:
     return hits, int(values["cache_miss"])
 
 
-def build_for(tree: Path, python: str, env: dict[str, str], work: Path) -> dict[str, float]:
+def build_for(tree: Path, python: str, env: dict[str, str], work: Path) -> dict[str, Any]:
     facts, vpython = python_facts(python), venv_for(python, work)
     bdir = tree / f"build-py{facts['version']}"
     shutil.rmtree(bdir, ignore_errors=True)
@@ -88,7 +89,7 @@ def build_for(tree: Path, python: str, env: dict[str, str], work: Path) -> dict[
     build = timed(["cmake", "--build", str(bdir), "-j2", "--target", *TARGETS], env, log)
     after = ccache_counts(env)
     hits, misses = after[0] - before[0], after[1] - before[1]
-    return {"python": float(facts["version"]), "configure": configure, "build": build,
+    return {"python": facts["version"], "configure": configure, "build": build,
             "hits": hits, "misses": misses}  # fmt: skip
 
 
@@ -106,7 +107,7 @@ def main() -> None:
            "CCACHE_NOHASHDIR": "1", "MAX_JOBS": "2"}  # fmt: skip
     rows = [build_for(args.tree.resolve(), p, env, work) for p in pythons]
     for row in rows:
-        print(f"python {row['python']:g}: configure {row['configure']:.1f} s, build "
+        print(f"python {row['python']}: configure {row['configure']:.1f} s, build "
               f"{row['build']:.1f} s, ccache {row['hits']:.0f} hits / "
               f"{row['misses']:.0f} misses")  # fmt: skip
     one = rows[0]["configure"] + rows[0]["build"]
