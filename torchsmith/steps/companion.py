@@ -124,8 +124,23 @@ def environment(
         ctx.workspace.mark_done(ENV_STAGE, {"torch_sha256": digest})
     torch = _ask_torch(ctx, venv / "bin" / "python", env)
     torch["sha256"] = digest
+    torch["abi_note"] = abi_note(plan, torch)
+    if torch["abi_note"]:
+        ctx.reporter.message(torch["abi_note"])
     python = venv / "bin" / "python"
     return Env(python, base, cache, cache_bin, torch, published, state.tools.python)
+
+
+def abi_note(plan: CompanionBuildPlan, torch: dict[str, Any]) -> str:
+    """Say so when inspect's reading of the C++ ABI differs from the torch's own."""
+    inspected, actual = plan.torch.cxx11_abi, torch.get("cxx11_abi")
+    if inspected is None or actual is None or inspected == actual:
+        return ""
+    return (
+        f"C++11 ABI: inspect read {inspected} ({plan.torch.abi_evidence}); the torch itself "
+        f"says {actual} (torch._C._GLIBCXX_USE_CXX11_ABI). The companions are compiled with "
+        "the torch's own value (torch.utils.cpp_extension passes it)"
+    )
 
 
 def _stats(ctx: BuildContext, cache: CompilerCache, env: dict[str, str]) -> CacheStats | None:
