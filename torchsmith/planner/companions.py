@@ -26,8 +26,17 @@ DEBIAN_PACKAGE = {
     "torchaudio": "pytorch-audio",
     "torchtext": "pytorch-text",
 }
-BUILDABLE = ("torchvision", "torchaudio")
+BUILDABLE = ("torchvision",)
 """Companions the ``companion`` step builds and smoke-tests today."""
+NOT_YET = {
+    "torchaudio": "torchaudio builds through torch's CMake package, and a CUDA torch's "
+    "Caffe2Config.cmake stops without a CUDA toolkit ('Your installed Caffe2 version uses CUDA "
+    "but I cannot find the CUDA libraries', torch 2.6.0 share/cmake/Caffe2/Caffe2Config.cmake:90; "
+    "measured with PyPI's torch 2.6.0+cu124, 2026-11-24); companions get no toolkit yet, and a "
+    "build against a CPU torch has not been verified",
+    "torchtext": "its Debian orig (pytorch-text 0.14.1) is not served by the mirror and no "
+    "smoke test exists yet",
+}
 VISION = "pytorch/vision@v{v}:setup.py"
 AUDIO = "pytorch/audio@v{v}:tools/setup_helpers/extension.py"
 SMOKE = {
@@ -248,8 +257,9 @@ def _one_build(ctx: Ctx, comp: CompanionPlan, facts: TorchFacts, jobs: int) -> C
 def _buildable(ctx: Ctx, comp: CompanionPlan) -> bool:
     if comp.name not in BUILDABLE:
         ctx.problem(
-            f"{comp.name}: building it is not carried out yet (only {', '.join(BUILDABLE)})",
-            f"drop {comp.name}",
+            f"{comp.name}: building it is not carried out yet (only {', '.join(BUILDABLE)}): "
+            f"{NOT_YET.get(comp.name, '')}",
+            f"drop {comp.name}; build it by hand against the published torch wheel",
             "companions",
         )
         return False

@@ -17,6 +17,7 @@ from torchsmith.host.model import HostFacts
 from torchsmith.inspect.model import Inspection
 from torchsmith.plan_model import BuildPlan
 from torchsmith.planner import resolve
+from torchsmith.planner.companions import companion_env
 from torchsmith.planner.support import KNOWLEDGE_ONLY
 from torchsmith.spec_sources import resolve_spec
 
@@ -70,19 +71,28 @@ def test_the_plan_takes_torch_from_the_inspected_wheel() -> None:
 
 
 def test_every_companion_variable_has_a_reason_and_pins_torch() -> None:
-    build = plan(companions=("torchvision", "torchaudio")).companion_build
+    build = plan(companions=("torchvision",)).companion_build
     assert build is not None
-    for comp in build.builds:
-        env = {v.name: v for v in comp.env}
-        assert env["PYTORCH_VERSION"].value == "2.6.0"
-        assert env["BUILD_VERSION"].value == comp.version
-        assert env["MAX_JOBS"].value == str(build.max_jobs)
-        assert all(v.reason for v in comp.env)
-    vision, audio = build.builds
-    assert {v.name: v.value for v in vision.env}["FORCE_CUDA"] == "0"
-    assert "pytorch/vision@v0.21.0:setup.py" in {v.name: v for v in vision.env}["FORCE_CUDA"].reason
-    assert {v.name: v.value for v in audio.env}["USE_CUDA"] == "0"
-    assert {v.name: v.value for v in audio.env}["BUILD_SOX"] == "0"
+    [vision] = build.builds
+    env = {v.name: v for v in vision.env}
+    assert env["PYTORCH_VERSION"].value == "2.6.0"
+    assert env["BUILD_VERSION"].value == "0.21.0"
+    assert env["MAX_JOBS"].value == str(build.max_jobs)
+    assert all(v.reason for v in vision.env)
+    assert env["FORCE_CUDA"].value == "0"
+    assert "pytorch/vision@v0.21.0:setup.py" in env["FORCE_CUDA"].reason
+
+
+def test_the_torchaudio_environment_would_pin_torch_and_leave_cuda_off() -> None:
+    env = {v.name: v.value for v in companion_env("torchaudio", "2.6.0", torch_260(), 2)}
+    assert env["PYTORCH_VERSION"] == "2.6.0" and env["USE_CUDA"] == "0"
+    assert env["BUILD_SOX"] == "0"  # else CMake downloads sox from SourceForge
+
+
+def test_torchaudio_is_refused_with_the_measured_cause() -> None:
+    text = refusal(companions=("torchvision", "torchaudio"))
+    assert "torchaudio: building it is not carried out yet" in text
+    assert "Caffe2Config.cmake" in text and "CUDA toolkit" in text
 
 
 def test_a_companion_version_the_kb_does_not_pair_is_refused_naming_the_right_one() -> None:
