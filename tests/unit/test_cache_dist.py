@@ -16,7 +16,7 @@ from tests.unit.steps.conftest import Quiet, Rig, make_plan, make_tree
 from tests.unit.steps.recording import PROGRAMS, RecordingExecutor
 from torchsmith.cache.dist import client_config, parse_dist_status, write_private
 from torchsmith.cache.stats import parse_sccache_json
-from torchsmith.errors import UsageError
+from torchsmith.errors import HostError, UsageError
 from torchsmith.proc import Completed, LineCallback
 from torchsmith.steps import environment, source
 from torchsmith.steps.context import BuildContext, BuildOptions
@@ -142,3 +142,21 @@ def test_a_missing_cluster_token_is_a_usage_error(tmp_path: Path) -> None:
     source.run_copy(rig.ctx, rig.state)
     with pytest.raises(UsageError, match="DIST_TOKEN"):
         environment.run(rig.ctx, rig.state)
+
+
+def test_a_ccache_without_remote_storage_is_refused_before_compiling(tmp_path: Path) -> None:
+    """The recording executor answers every --version with '<name> version 1.0'."""
+    plan = make_plan(make_tree(tmp_path / "user"), targets=("c10",),
+                     **{"cache.location": "redis://127.0.0.1:6379"})  # fmt: skip
+    executor = RecordingExecutor()
+    options = BuildOptions(tmp_path / "cache", tmp_path / "dist")
+    env = executor.environment()
+    tools = preflight(executor, plan, env, options.cache_root)
+    workspace = prepare_workspace(options.cache_root, plan, tools.versions, Quiet().message)
+    ctx = BuildContext(plan, workspace, executor, Quiet(), options, ci_host())  # type: ignore[arg-type]
+    state = BuildState(tools=tools, base_env=env)
+    source.run_fetch(ctx, state)
+    source.run_copy(ctx, state)
+    with pytest.raises(HostError, match=r"ccache 1\.0 does not read CCACHE_REMOTE_STORAGE"):
+        environment.run(ctx, state)
+    assert "cmake" not in executor.programs_run()  # nothing configured or compiled

