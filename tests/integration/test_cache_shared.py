@@ -150,6 +150,14 @@ def record_one(name: str, done: dict[str, Any]) -> None:
     path.write_text(json.dumps(data, indent=2))
 
 
+def answers(path: Path) -> bool:
+    """Does a server answer on the unix socket ``path``? (A twin sccache server that lost the
+    socket to another, sccache 0.16's race when two clients start one at once, answers nowhere
+    and exits after its idle timeout: not caught here; see docs/benchmarks.md.)"""
+    with socket.socket(socket.AF_UNIX) as sock:
+        return sock.connect_ex(str(path)) == 0
+
+
 def leaks(root: Path, secret: str) -> list[str]:
     """Files under ``root`` (manifests, logs, plan, markers) that contain ``secret``."""
     found = []
@@ -202,9 +210,7 @@ def test_two_workspaces_share_sccache_through_webdav(
     assert warm["local_hits"] == 0, warm  # its own disk level started empty
     assert second["env"]["SCCACHE_MULTILEVEL_CHAIN"] == "disk,webdav"
     for root in ("a", "b"):  # each build stopped its own sccache server
-        with socket.socket(socket.AF_UNIX) as sock:
-            path = tmp_path / root / "cache" / "sccache" / "server.sock"
-            assert sock.connect_ex(str(path)) != 0, f"{path}: an sccache server still answers"
+        assert not answers(tmp_path / root / "cache" / "sccache" / "server.sock")
 
 
 DIST_TOKEN_VAR = "TS_TEST_DIST_TOKEN"
@@ -272,5 +278,7 @@ def test_a_real_target_compiles_on_two_build_servers_then_falls_back(
     record = again["compiler_cache"]
     assert record["cluster_fallback"] and record["distributed_compiles"] is None, record
     assert again["env"]["MAX_JOBS"] == str(again["plan"]["cache_setup"]["local_jobs"])
+    for name in ("server.sock", "server-dist.sock"):  # the builds stopped their servers
+        assert not answers(tmp_path / "a" / "cache" / "sccache" / name)
     leaked = [p for p in leaks(tmp_path, DIST_TOKEN) if not p.endswith("dist-client.toml")]
     assert leaked == []  # only the mode-600 client config holds the token

@@ -30,6 +30,8 @@ else:  # pragma: no cover
     import tomli as tomllib
 
 TOKEN = "canary-dist-token-93a1"  # a canary, not a credential
+STATS = (Path(__file__).parents[1] / "fixtures" / "cache" /
+         "sccache-0.16.0-stats-dist-two-compiles.json").read_text()  # fmt: skip
 CLUSTER = {"cache.kind": "sccache", "cache.cluster": "http://127.0.0.1:10600",
            "cache.cluster_slots": 4, "cache.cluster_token_env": "DIST_TOKEN"}  # fmt: skip
 
@@ -79,6 +81,8 @@ class DistExecutor(RecordingExecutor):
         done = super().run(argv, env=env, cwd=cwd, log_path=log_path, check=check)
         if "--dist-status" in [str(a) for a in argv]:
             return Completed(done.argv, 0, 0.0, log_path, (self.status,))
+        if "--show-stats" in [str(a) for a in argv]:
+            return Completed(done.argv, 0, 0.0, log_path, (STATS,))
         return done
 
 
@@ -114,6 +118,7 @@ def test_a_cluster_that_answers_is_used_with_its_slots(tmp_path: Path, fixtures:
     assert TOKEN not in "".join(f"{k}={v}" for k, v in benv.env.items())
     assert benv.cache.record(None)["cluster"] == "http://127.0.0.1:10600"
     assert ["/usr/bin/sccache", "--dist-status"] in executor.ran
+    assert benv.env["SCCACHE_SERVER_UDS"].endswith("server-dist.sock")  # its own server
 
 
 def test_an_unreachable_cluster_falls_back_to_local_jobs_with_a_warning(
@@ -126,6 +131,7 @@ def test_an_unreachable_cluster_falls_back_to_local_jobs_with_a_warning(
     plan = rig.ctx.plan
     assert benv.env["MAX_JOBS"] == str(plan.cache_setup.local_jobs)
     assert "SCCACHE_CONF" not in benv.env
+    assert benv.env["SCCACHE_SERVER_UDS"].endswith("/server.sock")  # not the stopped one's
     assert ["/usr/bin/sccache", "--stop-server"] in executor.ran  # it had read the config
     warning = [line for line in rig.reporter.lines if "did not answer" in line]
     assert warning and "compiling on this machine" in warning[0]

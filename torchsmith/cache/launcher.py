@@ -91,11 +91,13 @@ class CompilerCache:
 
     @property
     def server_socket(self) -> Path:
-        """The sccache server's socket: in the cache directory when the path fits a socket."""
-        path = self.directory / "server.sock"
+        """The sccache server's socket: in the cache directory when the path fits a socket. A
+        server that reads the cluster config has a socket of its own: when the cluster does not
+        answer it is stopped, and the local server starting right after must not race it."""
+        path = self.directory / ("server-dist.sock" if self.dist_conf else "server.sock")
         if len(str(path)) < _UDS_MAX:
             return path
-        digest = hashlib.sha256(str(self.directory).encode()).hexdigest()[:12]
+        digest = hashlib.sha256(str(path).encode()).hexdigest()[:12]
         return Path("/tmp") / f"torchsmith-sccache-{digest}.sock"
 
     def stats_command(self) -> list[str] | None:
