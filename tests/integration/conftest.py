@@ -74,7 +74,10 @@ def source_cache() -> Path:
 
 # Wheels for Python 3.11 on x86-64 Linux (the Debian 12 CI machine), whatever runs the tests;
 # pip does not widen an explicit --platform to older manylinux tags, so they are listed.
-PLATFORMS = ("manylinux_2_28_x86_64", "manylinux_2_18_x86_64", "manylinux_2_17_x86_64")
+PLATFORMS = (
+    "manylinux_2_28_x86_64", "manylinux_2_18_x86_64", "manylinux_2_17_x86_64",
+    "manylinux2014_x86_64", "manylinux1_x86_64",  # torch 2.6.0 is tagged manylinux1
+)  # fmt: skip
 WHEEL_TARGET = (
     "--python-version", "3.11", "--implementation", "cp", "--abi", "cp311",
     *(arg for tag in PLATFORMS for arg in ("--platform", tag)),

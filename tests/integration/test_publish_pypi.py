@@ -56,17 +56,17 @@ def index(tmp_path: Path) -> Iterator[str]:
     with (tmp_path / "server.log").open("w") as log:
         server = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT)
     try:
-        _wait_for(port, server)
+        _wait_for(port, server, tmp_path / "server.log")
         yield f"http://127.0.0.1:{port}/"
     finally:
         server.terminate()
         server.wait(timeout=30)
 
 
-def _wait_for(port: int, server: subprocess.Popen[bytes]) -> None:
+def _wait_for(port: int, server: subprocess.Popen[bytes], log: Path) -> None:
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
-        assert server.poll() is None, "pypiserver exited"
+        assert server.poll() is None, f"pypiserver exited:\n{log.read_text()[-2000:]}"
         with socket.socket() as sock:
             if sock.connect_ex(("127.0.0.1", port)) == 0:
                 return

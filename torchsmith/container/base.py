@@ -97,6 +97,6 @@ def choose_base(
             ]
         )
     reason = f"asked (--base-image), standing for {choice.image}: {choice.reason}"
-    return BaseChoice(
-        base_image, choice.runtime, choice.os, choice.python, choice.python_from, reason
-    )
+    # a distribution image is its own runtime image: the override then stands for both
+    runtime = base_image if choice.runtime == choice.image else choice.runtime
+    return BaseChoice(base_image, runtime, choice.os, choice.python, choice.python_from, reason)

@@ -64,6 +64,9 @@ def test_base_image_override_keeps_the_facts_of_the_image_it_stands_for() -> Non
     base = choose_base(KB, "9.0", "3.5", "registry.example/cuda:9.0-devel")
     assert base.image == "registry.example/cuda:9.0-devel" and base.os.id == "ubuntu16.04"
     assert base.reason.startswith("asked (--base-image)") and not base.warnings
+    assert base.runtime.endswith("9.0-cudnn7-runtime-ubuntu16.04")
+    debian = choose_base(KB, None, "3.11", "localhost/my-bookworm")
+    assert (debian.image, debian.runtime) == ("localhost/my-bookworm", "localhost/my-bookworm")
     with pytest.raises(PlanError, match="not an image reference"):
         choose_base(KB, "9.0", "3.5", "two words")
 
