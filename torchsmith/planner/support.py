@@ -73,6 +73,7 @@ hold), never for a build."""
 def refuse_unsupported(ctx: Ctx, can: Capabilities, linking_cuda: object) -> None:
     """Add a problem for every request ``can`` cannot carry out."""
     _backend(ctx, can)
+    _container_keys(ctx)
     _outputs(ctx, can)
     _companions(ctx, can)
     _install(ctx)
@@ -126,12 +127,36 @@ def _backend(ctx: Ctx, can: Capabilities) -> None:
                 "toolkit",
             )
         return
+    image = ""
+    if backend == "docker":
+        image = "`torchsmith image` runs the build in a container (same flags or --spec; "
+        image += "--output wheel exports the wheels), or "
     ctx.problem(
-        f"backend {backend!r}: {ISSUES['container']}",
-        f"build on this machine (--backend {' / '.join(sorted(can.backends))}); "
+        f"backend {backend!r}: "
+        + ("`torchsmith build` runs on this machine" if image else ISSUES["container"]),
+        f"{image}build on this machine (--backend {' / '.join(sorted(can.backends))}); "
         "`torchsmith plan --backend local` shows what this host can build",
         "backend",
     )
+
+
+_CONTAINER_KEYS = {"engine": "--engine", "base_image": "--base-image", "images": "[[images]]"}
+
+
+def _container_keys(ctx: Ctx) -> None:
+    """engine, base_image and [[images]] shape a container build: refused without one."""
+    spec = ctx.spec
+    if spec.backend != "local":
+        return
+    given = {"engine": spec.engine != "auto", "base_image": bool(spec.base_image)}
+    given["images"] = bool(spec.images)
+    for key in (k for k, on in given.items() if on):
+        ctx.problem(
+            f"{key} ({_CONTAINER_KEYS[key]}) applies to container builds, and this one runs on "
+            "this machine (backend 'local'): it would be ignored",
+            "drop it, or build in a container: `torchsmith image` (backend 'docker')",
+            key,
+        )
 
 
 def _outputs(ctx: Ctx, can: Capabilities) -> None:

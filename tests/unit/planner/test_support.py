@@ -16,7 +16,7 @@ from torchsmith.host.model import HostFacts
 from torchsmith.plan_model import BuildPlan, StepName
 from torchsmith.planner import resolve
 from torchsmith.planner.support import KNOWLEDGE_ONLY, PIPELINE
-from torchsmith.spec import Output
+from torchsmith.spec import Output, TrainingImage
 from torchsmith.spec_sources import resolve_spec
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -41,8 +41,27 @@ def test_the_pipeline_capabilities_are_the_real_registries() -> None:
 
 def test_backend_the_pipeline_cannot_run_is_refused() -> None:
     text = refusal(torch="2.5.1", accelerator="cpu", backend="docker")
-    assert "backend 'docker'" in text and "not carried out yet" in text
+    assert "backend 'docker': `torchsmith build` runs on this machine" in text
+    assert "`torchsmith image` runs the build in a container" in text  # no loop with `plan`
     assert "--backend local" in text
+    text = refusal(torch="2.5.1", accelerator="cpu", backend="apptainer")
+    assert "backend 'apptainer'" in text and "not carried out yet" in text
+    assert "torchsmith image" not in text
+
+
+@pytest.mark.parametrize(
+    ("key", "value", "flag"),
+    [("engine", "buildah", "--engine"), ("base_image", "debian:12", "--base-image")],
+)
+def test_container_keys_on_a_local_build_are_refused(key: str, value: str, flag: str) -> None:
+    text = refusal(torch="2.5.1", accelerator="cpu", **{key: value})
+    assert f"{key} ({flag}) applies to container builds" in text and "ignored" in text
+    assert "torchsmith image" in text
+
+
+def test_training_images_on_a_local_build_are_refused() -> None:
+    text = refusal(torch="2.5.1", accelerator="cpu", images=(TrainingImage(name="train"),))
+    assert "images ([[images]]) applies to container builds" in text
 
 
 def test_output_the_pipeline_cannot_make_is_refused() -> None:
@@ -125,5 +144,6 @@ def test_seed_specs_run_or_are_refused_by_name(spec_file: Path) -> None:
     ):
         assert resolve(spec, kb.load(), host).steps
         return
-    with pytest.raises(PlanError, match=r"not carried out yet|only wheels|not yet built"):
+    refused = r"not carried out yet|only wheels|not yet built|`torchsmith image` runs the build"
+    with pytest.raises(PlanError, match=refused):
         resolve(spec, kb.load(), host)
