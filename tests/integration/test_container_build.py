@@ -1,0 +1,131 @@
+"""CI, real: `torchsmith image` with buildah (vfs storage, chroot isolation; no daemon, no
+registry) makes two named training images from one set of wheels — the official torch
+2.13.0+cpu wheel the other integration tests download once (no extra download) — on a Debian 12
+base made by ``debootstrap --variant=minbase`` (the rootfs tarball test_readme_fresh_debian
+caches once per test cache) and imported with ``buildah from scratch`` + ``add`` + ``commit``.
+Each image is checked by running inside it: ``id -u``/``id -g``/``id -un``, ``date +%Z`` and
+``import torch``; ``--output wheel`` lands the wheels and the manifest in the output
+directory (the export stage); each image is exported as an oci-archive by skopeo.
+
+Cost (Debian 12 dev machine, 2 cores, 2026-11-24): 4 min 14 s for the module, of which
+`torchsmith image` (2 images, export stage, 2 oci-archives) 112 s and the two in-image checks
+88 s; the rootfs is shared with test_readme_fresh_debian (debootstrap 36 s, once).
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.integration.test_readme_fresh_debian import rootfs_tarball  # noqa: F401 (fixture)
+from tests.resources import require_root, require_tool
+
+pytestmark = pytest.mark.slow
+BASE = "localhost/torchsmith-test/bookworm:latest"
+IMAGES = {  # name -> (TZ, user, uid, gid, expected `date +%Z` in November)
+    "train": ("Asia/Seoul", "ada", 1234, 2345, "KST"),
+    "serve": ("Europe/Berlin", "bob", 1500, 1600, "CET"),
+}
+
+
+def _run(*argv: str | Path, timeout: float = 900) -> str:
+    done = subprocess.run(
+        [str(a) for a in argv], capture_output=True, text=True, timeout=timeout, check=False
+    )
+    assert done.returncode == 0, f"{argv}: rc {done.returncode}\n{done.stdout}\n{done.stderr}"
+    return done.stdout
+
+
+def _network_trust(flags: list[str | Path], container: str) -> None:
+    """The host's network trust (a TLS-inspecting proxy's CA, pip's cert setting), as the
+    fresh-Debian test does: the images' apt and pip reach the same mirrors the host does."""
+    local_cas = Path("/usr/local/share/ca-certificates")
+    if local_cas.is_dir() and any(local_cas.iterdir()):
+        _run("buildah", *flags, "copy", container, local_cas, str(local_cas))
+        chroot = ("--isolation", "chroot")
+        _run("buildah", *flags, "run", *chroot, container, "--", "update-ca-certificates")
+    if Path("/etc/pip.conf").is_file():
+        _run("buildah", *flags, "copy", container, "/etc/pip.conf", "/etc/pip.conf")
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory: pytest.TempPathFactory, rootfs_tarball: Path) -> Path:  # noqa: F811
+    """A private vfs image store holding the Debian 12 base image."""
+    require_root("buildah with chroot isolation")
+    require_tool("buildah")
+    root = tmp_path_factory.mktemp("containers")
+    flags = ["--storage-driver", "vfs", "--root", root / "root", "--runroot", root / "run"]
+    start = time.monotonic()
+    container = _run("buildah", *flags, "from", "scratch").strip()
+    _run("buildah", *flags, "add", container, rootfs_tarball, "/")
+    _network_trust(flags, container)
+    _run("buildah", *flags, "commit", "-q", "--rm", container, BASE)
+    print(f"base image imported: {time.monotonic() - start:.0f} s")
+    return root
+
+
+def _spec(tmp: Path) -> Path:
+    # Python 3.11 is bookworm's own: no uv image needed (no registry here)
+    lines = ['torch = "2.13.0"', 'python = "3.11"', 'accelerator = "cpu"', 'backend = "docker"']
+    lines += ['outputs = ["wheel", "docker-image"]', 'engine = "buildah"', f'base_image = "{BASE}"']
+    for name, (tz, user, uid, gid, _) in IMAGES.items():
+        lines += ["[[images]]", f'name = "{name}"', f'tz = "{tz}"', f'user = "{user}"']
+        lines += [f"uid = {uid}", f"gid = {gid}", 'workdir = "/work"']
+    spec = tmp / "images.toml"
+    spec.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return spec
+
+
+def _inside(store: Path, image: str, *command: str) -> str:
+    flags = ["--storage-driver", "vfs", "--root", store / "root", "--runroot", store / "run"]
+    container = _run("buildah", *flags, "from", "--pull-never", f"localhost/{image}").strip()
+    try:
+        return _run("buildah", *flags, "run", "--isolation", "chroot", container, "--", *command)
+    finally:
+        _run("buildah", *flags, "rm", container)
+
+
+@pytest.fixture(scope="module")
+def built(store: Path, cpu_torch_wheel: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    require_tool("skopeo")
+    tmp = tmp_path_factory.mktemp("image")
+    wheels = tmp / "wheels"
+    wheels.mkdir()
+    shutil.copy2(cpu_torch_wheel, wheels / cpu_torch_wheel.name)
+    argv = [sys.executable, "-m", "torchsmith", "image", "--spec", _spec(tmp), "--wheels", wheels]
+    argv += ["--storage-root", store, "--pull", "never", "-o", tmp / "ctx"]
+    argv += ["--output-dir", tmp / "dist", "--oci-archive", tmp / "oci"]
+    start = time.monotonic()
+    _run(*argv, timeout=1500)
+    print(f"torchsmith image (2 images, export, oci-archives): {time.monotonic() - start:.0f} s")
+    return tmp
+
+
+@pytest.mark.parametrize("name", sorted(IMAGES))
+def test_each_training_image_has_its_user_tz_and_torch(store: Path, built: Path, name: str) -> None:
+    _tz, user, uid, gid, zone = IMAGES[name]
+    out = _inside(store, name, "sh", "-c", "id -u; id -g; id -un; date +%Z; pwd")
+    assert out.split() == [str(uid), str(gid), user, zone, "/work"]
+    version = _inside(store, name, "python", "-c", "import torch; print(torch.__version__)")
+    assert version.strip() == "2.13.0+cpu"
+
+
+def test_the_wheels_and_manifest_land_in_the_output_directory(built: Path) -> None:
+    names = sorted(p.name for p in (built / "dist").iterdir())
+    assert names == ["manifest.json", "torch-2.13.0+cpu-cp311-cp311-manylinux_2_28_x86_64.whl"]
+    manifest = json.loads((built / "dist" / "manifest.json").read_text())
+    assert manifest["base_image"] == BASE and manifest["plan"]["torch"]["value"] == "2.13.0"
+    assert {i["name"]: i["uid"] for i in manifest["images"]} == {"train": 1234, "serve": 1500}
+
+
+def test_the_images_are_oci_archives(built: Path) -> None:
+    for name, (tz, user, *_rest) in IMAGES.items():
+        archive = built / "oci" / f"{name}.oci.tar"
+        config = json.loads(_run("skopeo", "inspect", "--config", f"oci-archive:{archive}"))
+        assert config["config"]["User"] == user and f"TZ={tz}" in config["config"]["Env"]
