@@ -12,11 +12,15 @@ class _Frozen(BaseModel):
 
 
 class TorchFacts(_Frozen):
-    """The torch companions are built against (``--against``), as ``torchsmith inspect`` read
-    it before planning."""
+    """The torch companions are built against: the one ``--against`` names, as ``torchsmith
+    inspect`` read it before planning, or (kind ``build``) the torch the same build makes — its
+    wheel file and ``Requires-Dist`` are known once it is published, and the companion step
+    fills them in."""
 
-    kind: Literal["wheel", "python"]
-    location: str = Field(description="the wheel file, or the interpreter")
+    kind: Literal["wheel", "python", "build"]
+    location: str = Field(
+        description="the wheel file, or the interpreter; '' for a torch this build makes"
+    )
     version: str = Field(description="the distribution's metadata version ('2.6.0')")
     runtime_version: str | None = Field(
         None, description="torch.__version__ as built into it ('2.6.0+cu124')"
@@ -53,8 +57,8 @@ class CompanionBuild(_Frozen):
 
 
 class CompanionBuildPlan(_Frozen):
-    """The companions of an ``--against`` build: the torch they are built against, and each
-    companion in build order."""
+    """The companions of a build: the torch they are built against (``--against``'s, or the one
+    this build makes), and each companion in build order."""
 
     torch: TorchFacts
     builds: list[CompanionBuild]

@@ -5,11 +5,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from torchsmith.companions.model import TorchFacts
+from torchsmith.companions.model import CompanionBuildPlan, TorchFacts
 from torchsmith.errors import PlanError
 from torchsmith.host.model import HostFacts
 from torchsmith.kb import KnowledgeBase
-from torchsmith.plan_model import BuildPlan, Decision
+from torchsmith.plan_model import BuildPlan, CompanionPlan, Decision
 from torchsmith.planner.archs import resolve_archs
 from torchsmith.planner.buildenv import plan_env
 from torchsmith.planner.cache import cluster_jobs, resolve_cache
@@ -17,6 +17,9 @@ from torchsmith.planner.companions import (
     against_python,
     against_source,
     against_steps,
+    built_steps,
+    built_torch,
+    one_run_ok,
     plan_companion_builds,
     resolve_against,
 )
@@ -82,7 +85,7 @@ def _plan(ctx: Ctx, can: Capabilities, against: TorchFacts | None = None) -> Bui
         fixes=fixes,
     )
     cache, cache_setup = resolve_cache(ctx, local_jobs)
-    build = plan_companion_builds(ctx, against, companions, jobs[0].value) if against else None
+    build = _companion_builds(ctx, can, against, companions, (torch.value, python.value, jobs))
     refuse_unsupported(ctx, can, linking["cuda"].value)
     if ctx.problems:
         raise _fail(ctx)
@@ -116,7 +119,7 @@ def _plan(ctx: Ctx, can: Capabilities, against: TorchFacts | None = None) -> Bui
         backend=spec.backend,
         companion_build=build,
         steps=against_steps(build)
-        if build
+        if build and against
         else plan_steps(
             StepInputs(
                 source,
@@ -127,9 +130,29 @@ def _plan(ctx: Ctx, can: Capabilities, against: TorchFacts | None = None) -> Bui
                 list(spec.outputs),
                 spec.install_python,
             )
-        ),
+        )
+        + (built_steps(build) if build else []),
         warnings=ctx.warnings,
     )
+
+
+def _companion_builds(
+    ctx: Ctx,
+    can: Capabilities,
+    against: TorchFacts | None,
+    companions: list[CompanionPlan],
+    made: tuple[str, str | None, tuple[Decision[Any], Decision[Any]]],
+) -> CompanionBuildPlan | None:
+    """The companions' builds: against ``--against``'s torch, or (one run) against the torch
+    this build makes (``made``: its version, Python and jobs) — when this pipeline carries that
+    out (else support.py refuses it)."""
+    torch, python, jobs = made
+    if against is not None:
+        return plan_companion_builds(ctx, against, companions, jobs[0].value)
+    runs_here = can.companion_step and ctx.spec.backend in can.backends
+    if not (ctx.spec.companions and runs_here) or not one_run_ok(ctx):
+        return None
+    return plan_companion_builds(ctx, built_torch(torch, python), companions, jobs[0].value)
 
 
 def resolve(

@@ -104,7 +104,57 @@ def against_steps(plan: CompanionBuildPlan) -> list[PlanStep]:
     return [PlanStep(name="companion", what=what)]
 
 
+def built_torch(torch: str, python: str | None) -> TorchFacts:
+    """The torch this build makes, as its companions see it before it exists: the release it
+    builds (the wheel's version; a local ``+…`` part still satisfies ``torch==X.Y.Z``) and the
+    Python it builds for. The wheel and its ``Requires-Dist`` are filled in by the companion
+    step once the wheel is published; its C++ ABI is the torch's own (cpp_extension passes it)."""
+    return TorchFacts(
+        kind="build",
+        location="",
+        version=public(torch),
+        cuda=None,
+        cxx11_abi=None,
+        abi_evidence="the torch this build makes (the companions read it from the wheel)",
+        python=python,
+    )
+
+
+def built_steps(plan: CompanionBuildPlan) -> list[PlanStep]:
+    """The companion step after the torch's own steps (one run: torch, then its companions)."""
+    names = ", ".join(f"{b.name} {b.version}" for b in plan.builds)
+    what = (
+        f"{names} from Debian source against the torch wheel this build publishes: build env "
+        "with that exact torch (--no-deps), build, check Requires-Dist, smoke tests in a "
+        "fresh venv, publish (one manifest for all wheels)"
+    )
+    return [PlanStep(name="companion", what=what)]
+
+
+def one_run_ok(ctx: Ctx) -> bool:
+    """A torch build with companions makes a wheel for them to be built against."""
+    if ctx.spec.targets:
+        ctx.problem(
+            "--with together with --target: a partial build makes no torch wheel for the "
+            "companions to be built against",
+            "drop --target, or drop --with",
+            "companions",
+        )
+        return False
+    return True
+
+
 def _cuda_ok(ctx: Ctx, facts: TorchFacts) -> bool:
+    if facts.kind == "build" and ctx.spec.cuda is not None:
+        ctx.problem(
+            f"--with together with --cuda {ctx.spec.cuda}: companions' CUDA ops are not built "
+            "yet (no CUDA toolkit step for companions)",
+            "build the CUDA torch alone (drop --with), or build both for the CPU (--cpu); "
+            "the CPU-only companions of a CUDA torch: --with torchvision --cpu --against "
+            "dist/torch-….whl",
+            "accelerator",
+        )
+        return False
     if ctx.spec.cuda is not None:
         ctx.problem(
             f"--cuda {ctx.spec.cuda}: companions' CUDA ops against an --against torch are not "
@@ -283,7 +333,8 @@ def plan_companion_builds(
         )
         return None
     checks = [_cuda_ok(ctx, facts), _source_ok(ctx)]
-    ok = [c for c in companions if _buildable(ctx, c)]
+    # Debian's packages are looked up only for a Debian source (else that refusal says it all)
+    ok = [c for c in companions if _buildable(ctx, c)] if checks[1] else []
     if not all(checks) or len(ok) != len(companions) or not ok:
         return None
     if facts.cuda is not None:

@@ -38,7 +38,12 @@ class Capabilities:
     steps: frozenset[str]
     companions: bool = False
     """torch and its companions built in one run."""
+    companion_step: bool = False
+    """Companions of a torch build are built by the pipeline's ``companion`` step (a container
+    build builds them in its image instead)."""
     companions_against: bool = False
+    companions_python: bool = False
+    """Companions built against the torch an interpreter imports (``--against python:PATH``)."""
     """Companions built against a given torch wheel (``--against FILE.whl``)."""
     repair: bool = False
     """Wheels are repaired (auditwheel: $ORIGIN RPATHs, driver/CUDA sonames left external)."""
@@ -53,6 +58,8 @@ PIPELINE = Capabilities(
     outputs=frozenset({"wheel", "conda", "install"}),
     steps=frozenset(get_args(StepName)),
     repair=True,
+    companions=True,
+    companion_step=True,
     companions_against=True,
 )
 """What ``torchsmith build`` runs today."""
@@ -63,6 +70,7 @@ KNOWLEDGE_ONLY = Capabilities(
     steps=frozenset(get_args(StepName)),
     companions=True,
     companions_against=True,
+    companions_python=True,
     repair=True,
     pip_deps=True,
 )
@@ -207,7 +215,7 @@ def _companions(ctx: Ctx, can: Capabilities) -> None:
             "build on this machine (--backend local)",
             "against",
         )
-    elif against.startswith("python:") and not can.companions:
+    elif against.startswith("python:") and not can.companions_python:
         ctx.problem(
             f"--against {against}: builds against an interpreter's torch are planned but not "
             "carried out yet (the build needs the exact torch wheel file to install)",

@@ -1,4 +1,5 @@
-"""Step "companion": each companion of an ``--against`` plan built against exactly that torch.
+"""Step "companion": each companion of the plan built against exactly its torch — the wheel
+``--against`` names, or (one run) the torch wheel this build has just published.
 
 Order (each a stage with its own log, ``<workspace>/logs/<stage>.log``):
 
@@ -33,6 +34,7 @@ from torchsmith.companions.verify import SMOKE_EXTRAS, SMOKE_SCRIPTS, check_torc
 from torchsmith.errors import BuildError, InternalError, ToolError, TorchsmithError, VerifyError
 from torchsmith.hashing import sha256_file
 from torchsmith.kb import load as load_kb
+from torchsmith.packaging.conda import wheel_metadata
 from torchsmith.report.manifest import artifact_record
 from torchsmith.sources.debian_orig import OrigJob, fetch_orig
 from torchsmith.steps.context import BuildContext
@@ -325,8 +327,12 @@ def _total_cache(kind: str, records: list[dict[str, Any]]) -> dict[str, Any]:
     return {"kind": kind, "hits": hits, "misses": misses, "hit_rate": rate}
 
 
-def _manifest(ctx: BuildContext, state: BuildState, e: Env, results: list[Result]) -> None:
-    plan = _plan_of(ctx)
+def _manifest(
+    ctx: BuildContext, state: BuildState, plan: CompanionBuildPlan, e: Env, results: list[Result]
+) -> None:
+    if plan.torch.kind == "build":
+        add_to_torch_manifest(ctx, state, e.torch, results)
+        return
     state.artifacts = [artifact_record(e.torch_wheel)] + [r.record["artifact"] for r in results]
     state.published = [e.torch_wheel] + [r.wheel for r in results if r.wheel]
     state.manifest = {
@@ -348,9 +354,42 @@ def _manifest(ctx: BuildContext, state: BuildState, e: Env, results: list[Result
     state.manifest_paths = publish_manifest(state.manifest, dirs, name)
 
 
+def add_to_torch_manifest(
+    ctx: BuildContext, state: BuildState, torch_in_env: dict[str, Any], results: list[Result]
+) -> None:
+    """One run: the torch build's manifest gains the companions (records, artifacts, stage
+    times) and is published again under its own name — one manifest for all the wheels."""
+    if not state.manifest_paths:
+        raise InternalError(
+            "the companion step ran before the torch's manifest was published",
+            "the plan's steps are out of order; report this as a torchsmith bug",
+        )
+    state.artifacts += [r.record["artifact"] for r in results]
+    state.published += [r.wheel for r in results if r.wheel]
+    manifest = dict(state.manifest)
+    manifest["companions"] = [r.record for r in results]
+    manifest["companions_torch_in_build_env"] = torch_in_env
+    manifest["artifacts"] = state.artifacts
+    manifest["stages"] = {k: round(v, 1) for k, v in ctx.timings.items()}
+    state.manifest = manifest
+    dirs = [ctx.options.output_dir, ctx.workspace.root]
+    state.manifest_paths = publish_manifest(manifest, dirs, state.manifest_paths[0].name)
+
+
+def runtime_plan(plan: CompanionBuildPlan, state: BuildState) -> CompanionBuildPlan:
+    """The companions' plan with the torch they are built against on disk: for a torch this
+    build makes (kind ``build``), the wheel the publish step published and its Requires-Dist."""
+    if plan.torch.kind != "build":
+        return plan
+    wheel = state.published[0] if state.published else state.need_wheel()
+    requires = wheel_metadata(wheel)[2]
+    torch = plan.torch.model_copy(update={"location": str(wheel), "requires_dist": requires})
+    return plan.model_copy(update={"torch": torch})
+
+
 def run(ctx: BuildContext, state: BuildState) -> None:
     """Step ``companion``."""
-    plan = _plan_of(ctx)
+    plan = runtime_plan(_plan_of(ctx), state)
     published = _publish_torch(ctx, Path(plan.torch.location))
     e = environment(ctx, state, plan, published)
     results = []
@@ -359,4 +398,4 @@ def run(ctx: BuildContext, state: BuildState) -> None:
             results.append(_one(ctx, e, comp))
         except TorchsmithError as exc:
             raise _failure(ctx, comp, exc, published) from exc
-    _manifest(ctx, state, e, results)
+    _manifest(ctx, state, plan, e, results)

@@ -95,9 +95,37 @@ def test_every_wheel_build_is_repaired_a_partial_build_is_not() -> None:
     assert "repair" not in [s.name for s in partial.steps]
 
 
-def test_companions_are_refused_until_the_companion_step_exists() -> None:
+def test_companions_of_a_torch_build_from_git_are_refused() -> None:
     text = refusal(torch="2.5.1", accelerator="cpu", companions=("torchvision",))
-    assert "companions torchvision" in text and "drop --with" in text
+    assert "companion source 'git'" in text and "--source debian" in text
+    assert "Debian packages known" not in text  # not the wrong cause
+
+
+def real_plan(**cli: Any) -> BuildPlan:
+    host = HostFacts.model_validate_json(HOST.read_text())
+    return resolve(resolve_spec(cli=cli), kb.load(), host)
+
+
+def test_torch_and_its_companions_in_one_run() -> None:
+    p = real_plan(torch="1.13.1", accelerator="cpu", source="debian", companions=("torchvision",))
+    assert [s.name for s in p.steps][-3:] == ["verify", "publish", "companion"]
+    build = p.companion_build
+    assert build is not None and build.torch.kind == "build" and build.torch.location == ""
+    assert (build.torch.version, build.torch.python) == ("1.13.1", p.python.value)
+    assert [(b.name, b.version, b.suite) for b in build.builds] == [
+        ("torchvision", "0.14.1", "bookworm")
+    ]
+    env = {v.name: v.value for v in build.builds[0].env}
+    assert env["PYTORCH_VERSION"] == "1.13.1" and env["FORCE_CUDA"] == "0"
+
+
+def test_one_run_companions_are_refused_with_cuda_or_a_partial_build() -> None:
+    one = {"torch": "1.13.1", "source": "debian", "companions": ("torchvision",)}
+    with pytest.raises(PlanError, match="companions' CUDA ops are not built") as info:
+        real_plan(accelerator="11.8", gpus=("8.6",), **one)
+    assert "--against" in info.value.render()
+    with pytest.raises(PlanError, match="a partial build makes no torch wheel"):
+        real_plan(accelerator="cpu", targets=("c10",), **one)
 
 
 def test_pip_deps_is_refused_where_the_kb_records_no_nvidia_wheel_versions() -> None:
@@ -126,7 +154,8 @@ def test_every_problem_is_reported_at_once() -> None:
     with pytest.raises(PlanError) as info:
         plan(torch="2.5.1", accelerator="cpu", backend="docker", outputs=("docker-image",),
              companions=("torchvision",))  # fmt: skip
-    assert [p.field for p in info.value.problems] == ["backend", "outputs", "companions"]
+    # the companions would be built in the container's image: no companion step is planned
+    assert [p.field for p in info.value.problems] == ["backend", "outputs"]
 
 
 SEEDS = sorted((ROOT / "examples").glob("seed-*.toml"))
