@@ -83,7 +83,14 @@ def _run(args: argparse.Namespace, env: dict[str, str]) -> BuildResult:
 
 
 def _handle(args: argparse.Namespace) -> int:
-    result = _run(args, dict(os.environ))
+    env = dict(os.environ)
+    resolved = spec_from_args(args, env)
+    if resolved.spec.backend == "docker":  # the same pipeline, inside a container of the image
+        from torchsmith.commands.build_container import build_in_container
+
+        root = Path(args.cache_root or default_cache_root(env)).expanduser().resolve()
+        return build_in_container(args, resolved, root)
+    result = _run(args, env)
     if args.json:
         print_json(result.manifest)
         return 0
@@ -121,4 +128,9 @@ def register(sub: Any) -> None:
         help="skip the last step (inspect the wheel against the plan, smoke tests)",
     )
     parser.add_argument("--json", action="store_true", help="print the manifest as JSON")
+    g = parser.add_argument_group("container (--backend docker: the build runs inside the image)")
+    g.add_argument("--pull", choices=("missing", "never", "always"), default="missing",
+                   help="pulling the base image")  # fmt: skip
+    g.add_argument("--storage-root", type=Path, metavar="DIR",
+                   help="buildah's image store (vfs) under DIR instead of the default")  # fmt: skip
     parser.set_defaults(handler=_handle)

@@ -47,8 +47,11 @@ def _refusals(rs: ResolvedSpec) -> list[Problem]:
     if not spec.source.startswith("git"):
         problems.append(
             Problem(
-                f"source {spec.source!r}: container builds clone the release with git only yet",
-                "use --source git (the default), or build on this machine (--backend local)",
+                f"source {spec.source!r}: the generated Dockerfile clones the release with git "
+                "only yet",
+                "use --source git (the default); `torchsmith build --backend docker` fetches "
+                "Debian sources inside the container (torchsmith runs there); or build on this "
+                "machine (--backend local)",
                 "source",
             )
         )

@@ -1,0 +1,83 @@
+"""`torchsmith build --backend docker`: what runs inside the working container (buildah argv,
+the spec as TORCHSMITH_* variables, the setup commands) and what is refused, never dropped."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from torchsmith.container import inside
+from torchsmith.container.engines import EngineChoice, EngineProbe, Storage
+from torchsmith.spec_sources import from_env, resolve_spec
+
+BUILDAH = EngineChoice(
+    EngineProbe("buildah", "/usr/bin/buildah", True, "1.28.2", False),
+    "asked",
+    Storage(Path("/s/root"), Path("/s/run")),
+)
+PODMAN = EngineChoice(EngineProbe("podman", "/usr/bin/podman", True, "4.3.1", False), "first")
+
+
+def spec(**cli: Any) -> Any:
+    base = {"torch": "2.6.0", "accelerator": "cpu", "source": "debian", "backend": "docker"}
+    return resolve_spec(cli={**base, **cli})
+
+
+def test_the_given_spec_reaches_the_torchsmith_inside_with_backend_local() -> None:
+    rs = spec(targets=("c10",), engine="buildah", base_image="localhost/trixie", max_jobs=2)
+    env = inside.spec_env(rs)
+    assert env["TORCHSMITH_BACKEND"] == "local" and env["TORCHSMITH_TARGETS"] == "c10"
+    assert "TORCHSMITH_ENGINE" not in env and "TORCHSMITH_BASE_IMAGE" not in env
+    assert "TORCHSMITH_PYTHON" not in env  # a default is the inside's to choose, not ours
+    values, problems = from_env(env)  # what the torchsmith inside reads back
+    assert not problems
+    inner = resolve_spec(env=env).spec
+    assert (inner.torch, inner.source, inner.targets, inner.max_jobs) == (
+        "2.6.0", "debian", ("c10",), 2,
+    )  # fmt: skip
+    assert inner.backend == "local" and values["accelerator"] == "cpu"
+
+
+def test_commands_run_in_the_container_with_the_mounts_at_the_same_paths() -> None:
+    s = inside.Session(
+        inside.buildah_head(BUILDAH), "ctr", (Path("/c"), Path("/d")), (("PYTHONPATH", "/l"),)
+    )
+    argv = s.run_argv(["cmake", "--version"], {"TORCHSMITH_TORCH": "2.6.0"})
+    assert argv[:6] == ["/usr/bin/buildah", "--storage-driver", "vfs", "--root", "/s/root",
+                        "--runroot"]  # fmt: skip
+    assert argv[7:11] == ["run", "--isolation", "chroot", "-v"]
+    assert "/c:/c" in argv and "/d:/d" in argv
+    assert argv[-6:] == ["--env", "TORCHSMITH_TORCH=2.6.0", "ctr", "--", "cmake", "--version"]
+    assert inside.from_argv(BUILDAH, "localhost/trixie", "never")[-4:] == [
+        "from", "--pull=never", "--quiet", "localhost/trixie",
+    ]  # fmt: skip
+    assert s.remove_argv()[-2:] == ["rm", "ctr"]
+
+
+def test_setup_installs_the_image_suites_tools_then_torchsmith_in_a_venv() -> None:
+    commands = inside.setup_commands(trust=True)
+    assert commands[0][-2:] == ["update", "-q"]
+    assert {"cmake", "ninja-build", "ccache", "python3-venv", "dpkg-dev"} <= set(commands[1])
+    assert ["update-ca-certificates"] in commands
+    assert commands[-1][:3] == [f"{inside.VENV}/bin/python", "-m", "pip"]
+    assert any(r.startswith("pydantic") for r in commands[-1])
+    assert ["update-ca-certificates"] not in inside.setup_commands(trust=False)
+    inner = inside.inner_build(Path("/c"), Path("/d"), True, False)
+    assert inner[1:4] == ["-m", "torchsmith", "build"] and "--no-verify" in inner
+
+
+def test_what_a_container_build_does_not_carry_out_is_refused(tmp_path: Path) -> None:
+    assert inside.refusals(spec().spec, BUILDAH) == []
+    fields = [p.field for p in inside.refusals(spec(source=f"path:{tmp_path}").spec, BUILDAH)]
+    assert fields == ["source"]
+    conda = inside.refusals(spec(outputs=("wheel", "conda")).spec, BUILDAH)
+    assert [p.field for p in conda] == ["outputs"] and "--against" in conda[0].fix
+    cache = inside.refusals(spec(**{"cache.location": "redis://u:pw@h:6379"}).spec, BUILDAH)
+    assert [p.field for p in cache] == ["cache.location"]
+    engine = inside.refusals(spec().spec, PODMAN)
+    assert [p.field for p in engine] == ["engine"] and "setrlimit" in engine[0].what
+
+
+def test_proxy_settings_with_credentials_never_reach_a_command_line() -> None:
+    env = {"https_proxy": "http://proxy:3128", "http_proxy": "http://u:secret@proxy:3128"}
+    assert inside.proxy_env(env) == {"https_proxy": "http://proxy:3128"}

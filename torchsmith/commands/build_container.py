@@ -1,0 +1,161 @@
+"""`torchsmith build --backend docker`: the build planned against the base image's facts, then run
+by torchsmith inside a working container of that image (:mod:`torchsmith.container.inside`);
+the manifest gains the container's record (engine, image, the image's facts)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import time
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from rich.markup import escape
+
+from torchsmith import kb as kbmod
+from torchsmith.backends import make_executor
+from torchsmith.backends.base import Executor
+from torchsmith.commands.image import engine_choice
+from torchsmith.commands.plan import load_host
+from torchsmith.console import out, print_json
+from torchsmith.container import inside
+from torchsmith.container.engines import EngineChoice
+from torchsmith.container.images import load_images
+from torchsmith.container.planning import ImagePlan, plan_container
+from torchsmith.errors import BuildError
+from torchsmith.spec_sources import ResolvedSpec
+from torchsmith.steps.publish import publish_manifest
+
+
+def _plan(args: argparse.Namespace, rs: ResolvedSpec) -> ImagePlan:
+    """The plan against the image's facts (the Dockerfile route's own refusals do not apply:
+    this route fetches any source the pipeline fetches)."""
+    spec = rs.spec.model_copy(update={"source": "git", "targets": ()})
+    probe = ResolvedSpec(spec=spec, origins=rs.origins)
+    ids = (os.getuid(), os.getgid())
+    return plan_container(probe, kbmod.load(), load_images(), load_host(args), ids)
+
+
+def _start(ex: Executor, engine: EngineChoice, image: str, pull: str, env: Any) -> str:
+    done = ex.capture(inside.from_argv(engine, image, pull), env=env, timeout=1800)
+    if done.returncode != 0:
+        raise BuildError(
+            f"buildah cannot start a container of {image}: {done.stderr.strip()[-400:]}",
+            "check the image name (--base-image) and --pull; `buildah images` lists the store",
+        )
+    return done.stdout.strip().splitlines()[-1]
+
+
+def _prepare(ex: Executor, s: inside.Session, env: Mapping[str, str], log: Path) -> None:
+    trust = inside.CAS.is_dir() and any(inside.CAS.iterdir())
+    if trust:  # the host's local CAs (a TLS-inspecting proxy): apt and pip inside trust them
+        ex.run(s.copy_argv(inside.CAS, str(inside.CAS)), env=env, log_path=log)
+    for command in inside.setup_commands(trust):
+        ex.run(s.run_argv(command), env=env, log_path=log)
+    ex.run(s.copy_argv(inside.package_dir(), f"{inside.LIB}/torchsmith"), env=env, log_path=log)
+
+
+def _newest_manifest(folder: Path, since: float) -> Path | None:
+    found = [p for p in folder.glob("*.manifest.json") if p.stat().st_mtime >= since - 1]
+    return max(found, key=lambda p: p.stat().st_mtime) if found else None
+
+
+def _record(ip: ImagePlan, engine: EngineChoice) -> dict[str, Any]:
+    os_image = ip.base.os
+    return {
+        "engine": engine.probe.describe(),
+        "base_image": ip.base.image,
+        "base_reason": ip.base.reason,
+        "image_os": os_image.codename,
+        "image_facts": {"gcc": os_image.gcc, "python": os_image.python, "glibc": os_image.glibc},
+        "how": "torchsmith ran the pipeline inside a working container of the image "
+        "(buildah run, chroot isolation); cache root and output directory mounted",
+    }
+
+
+def _add_record(manifest_path: Path, record: dict[str, Any]) -> dict[str, Any]:
+    data: dict[str, Any] = json.loads(manifest_path.read_text(encoding="utf-8"))
+    data["container"] = record
+    dirs = [manifest_path.parent]
+    workspace = Path(str(data.get("workspace", "")))
+    if (workspace / manifest_path.name).is_file():
+        dirs.append(workspace)
+    publish_manifest(data, dirs, manifest_path.name)
+    return data
+
+
+def _inner(args: argparse.Namespace, rs: ResolvedSpec, cache_root: Path) -> list[str]:
+    output_dir = Path(rs.spec.output_dir).expanduser().resolve()
+    return inside.inner_build(cache_root, output_dir, True, not args.no_verify)
+
+
+def build_in_container(args: argparse.Namespace, rs: ResolvedSpec, cache_root: Path) -> int:
+    env = dict(os.environ)
+    inside.check(rs.spec, None)
+    ip = _plan(args, rs)
+    engine = engine_choice(args, ip.engine, env)
+    inside.check(rs.spec, engine)
+    output_dir = Path(rs.spec.output_dir).expanduser().resolve()
+    for folder in (cache_root, output_dir):
+        folder.mkdir(parents=True, exist_ok=True)
+    log = cache_root / "containers" / "container-setup.log"
+    log.parent.mkdir(parents=True, exist_ok=True)
+    out.print(f"[bold]base image[/]: {escape(ip.base.image)} ({escape(ip.base.reason)})")
+    out.print(f"[bold]engine[/]: {escape(engine.probe.describe())} — {escape(engine.reason)}")
+    start = time.time()
+    with make_executor("local", env) as ex:
+        container = _start(ex, engine, ip.base.image, args.pull, env)
+        session = inside.Session(
+            inside.buildah_head(engine),
+            container,
+            (cache_root, output_dir),
+            (("PYTHONPATH", inside.LIB), *_trust_env(), *inside.proxy_env(env).items()),
+        )
+        try:
+            _run_inside(ex, session, args, rs, cache_root)
+        finally:
+            ex.run(session.remove_argv(), env=env, log_path=log, check=False)
+    return _finish(args, ip, engine, output_dir, start)
+
+
+def _trust_env() -> tuple[tuple[str, str], ...]:
+    if inside.CAS.is_dir() and any(inside.CAS.iterdir()):
+        return (("PIP_CERT", "/etc/ssl/certs/ca-certificates.crt"),)
+    return ()
+
+
+def _run_inside(
+    ex: Executor, s: inside.Session, args: argparse.Namespace, rs: ResolvedSpec, cache_root: Path
+) -> None:
+    env = dict(os.environ)
+    out.print(f"==> container {s.container}: tools from the image's suite, torchsmith")
+    _prepare(ex, s, env, cache_root / "containers" / "container-setup.log")
+    out.print("==> build inside the container")
+    argv = s.run_argv(_inner(args, rs, cache_root), inside.spec_env(rs))
+    done = ex.run(argv, env=env, on_line=lambda line: out.print(line, markup=False), check=False)
+    if done.returncode != 0:
+        raise BuildError(
+            f"the build inside the container failed (exit {done.returncode}); its own error "
+            "is printed above",
+            "fix what it names, then run the same command again: the workspace and the "
+            f"compiler cache live on this machine under {cache_root}, so it resumes",
+        )
+
+
+def _finish(
+    args: argparse.Namespace, ip: ImagePlan, engine: EngineChoice, output_dir: Path, start: float
+) -> int:
+    manifest = _newest_manifest(output_dir, start)
+    if manifest is None:
+        raise BuildError(
+            f"the build inside the container wrote no manifest into {output_dir}",
+            "see the output above; report this as a torchsmith bug if it succeeded",
+        )
+    data = _add_record(manifest, _record(ip, engine))
+    if args.json:
+        print_json(data)
+    else:
+        out.print(f"[bold]manifest[/]: {escape(str(manifest))} (with the container's record)")
+    return 0

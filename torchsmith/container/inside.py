@@ -1,0 +1,197 @@
+"""Backend ``docker`` of ``torchsmith build``: the same pipeline, run by torchsmith itself inside a
+working container of the plan's base image — one pipeline for every backend.
+
+The container starts from the base image (``buildah from``, vfs storage, chroot isolation: no
+daemon, no user namespaces), gets the image's own build tools from its own suite (apt inside
+the container, never on the host), this torchsmith (its package directory and its
+requirements in a venv) and the host's network trust (its local CA certificates, for a
+TLS-inspecting proxy). The cache root and the output directory are mounted at the same paths,
+so the build's workspace, logs, compiler cache and artifacts live on the host and the same
+command resumes an interrupted build. The spec reaches the torchsmith inside as
+``TORCHSMITH_*`` variables (the values given, never defaults), with ``backend = "local"``.
+The working container is removed afterwards; nothing is committed, so no layer is written.
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import torchsmith
+from torchsmith.container.engines import EngineChoice
+from torchsmith.errors import PlanError, Problem
+from torchsmith.spec import BuildSpec
+from torchsmith.spec_sources import ResolvedSpec, env_name
+
+TOOLS = (
+    "python3",
+    "python3-venv",
+    "python3-dev",
+    "build-essential",
+    "cmake",
+    "ninja-build",
+    "ccache",
+    "dpkg-dev",
+    "xz-utils",
+    "ca-certificates",
+    "git",
+)
+"""What the pipeline inside needs from the image's suite: its Python with venv and headers,
+the compilers, CMake, ninja, ccache (the compiler cache), dpkg-dev (Debian sources), git."""
+LIB = "/opt/torchsmith/lib"
+VENV = "/opt/torchsmith/venv"
+CAS = Path("/usr/local/share/ca-certificates")
+NOT_FORWARDED = frozenset({"backend", "engine", "base_image", "images", "output_dir"})
+"""Spec keys the torchsmith inside does not get: they describe the container itself."""
+PROXIES = ("http_proxy", "https_proxy", "no_proxy", "HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY")
+_USERINFO = re.compile(r"://[^/@\s]+@")
+
+
+def refusals(spec: BuildSpec, engine: EngineChoice | None) -> list[Problem]:
+    """What a build in a container does not carry out yet (refused, never dropped)."""
+    problems = []
+    if not (spec.source == "debian" or spec.source.startswith("git")):
+        problems.append(
+            Problem(
+                f"source {spec.source!r} in a container build: only Debian sources and git "
+                "are fetched inside the container yet (a local tree or file is not mounted)",
+                "use --source debian or git, or build on this machine (--backend local)",
+                "source",
+            )
+        )
+    if set(spec.outputs) - {"wheel"} or spec.images or spec.companions:
+        problems.append(
+            Problem(
+                "a container build of `torchsmith build` makes the torch wheel (or the "
+                "--target objects) only yet: outputs other than wheel, [[images]] and "
+                "companions are not carried out in it",
+                "`torchsmith image` makes training images; build companions with --against",
+                "outputs",
+            )
+        )
+    if spec.cache.location and _USERINFO.search(spec.cache.location):
+        problems.append(
+            Problem(
+                "a compiler cache URL with credentials would reach the container's command "
+                "line",
+                "give the credentials through the cache's own environment on this machine "
+                "and build here (--backend local)",
+                "cache.location",
+            )
+        )
+    if engine is not None and engine.name != "buildah":
+        problems.append(
+            Problem(
+                f"engine {engine.name}: builds inside a working container run with buildah "
+                "only yet (podman run fails on this kind of host: setrlimit not permitted)",
+                "install buildah (Debian: apt-get install buildah) and pass --engine buildah",
+                "engine",
+            )
+        )
+    return problems
+
+
+def check(spec: BuildSpec, engine: EngineChoice | None) -> None:
+    problems = refusals(spec, engine)
+    if problems:
+        raise PlanError(problems, "change the request as suggested; nothing was built")
+
+
+def _value(spec: BuildSpec, key: str) -> Any:
+    value: Any = spec
+    for part in key.split("."):
+        value = getattr(value, part)
+    return value
+
+
+def _text(value: Any) -> str:
+    if isinstance(value, (list, tuple)):
+        return ",".join(_text(v) for v in value)
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return "none" if value is None else str(value)
+
+
+def spec_env(rs: ResolvedSpec) -> dict[str, str]:
+    """The given spec values as the ``TORCHSMITH_*`` variables the torchsmith inside reads."""
+    keys = [k for k, o in rs.origins.items() if o != "default" and k not in NOT_FORWARDED]
+    env = {env_name(k): _text(_value(rs.spec, k)) for k in sorted(keys)}
+    return {**env, env_name("backend"): "local"}
+
+
+def proxy_env(env: Mapping[str, str]) -> dict[str, str]:
+    """The host's proxy settings, unless they carry credentials (never on a command line)."""
+    return {k: env[k] for k in PROXIES if env.get(k) and not _USERINFO.search(env[k])}
+
+
+def requirements() -> list[str]:
+    """torchsmith's own runtime requirements (no extras), from its installed metadata."""
+    found = importlib.metadata.requires("torchsmith") or []
+    return [r.split(";")[0].strip() for r in found if "extra ==" not in r]
+
+
+def package_dir() -> Path:
+    return Path(torchsmith.__file__).resolve().parent
+
+
+@dataclass(frozen=True)
+class Session:
+    """A working container and how commands run in it."""
+
+    buildah: tuple[str, ...]
+    container: str
+    mounts: tuple[Path, ...]
+    env: tuple[tuple[str, str], ...] = ()
+
+    def run_argv(self, argv: Sequence[str | Path], env: Mapping[str, str] = {}) -> list[str]:
+        """``buildah run`` of ``argv`` in the container, the mounts at the same paths."""
+        head = [*self.buildah, "run", "--isolation", "chroot"]
+        for path in self.mounts:
+            head += ["-v", f"{path}:{path}"]
+        for key, value in [*self.env, *sorted(env.items())]:
+            head += ["--env", f"{key}={value}"]
+        return [*head, self.container, "--", *(str(a) for a in argv)]
+
+    def copy_argv(self, src: Path, dest: str) -> list[str]:
+        return [*self.buildah, "copy", self.container, str(src), dest]
+
+    def remove_argv(self) -> list[str]:
+        return [*self.buildah, "rm", self.container]
+
+
+def buildah_head(engine: EngineChoice) -> tuple[str, ...]:
+    return (engine.probe.path or "buildah", *engine.storage.flags())
+
+
+def from_argv(engine: EngineChoice, image: str, pull: str) -> list[str]:
+    return [*buildah_head(engine), "from", f"--pull={pull}", "--quiet", image]
+
+
+def setup_commands(trust: bool) -> list[list[str]]:
+    """The container's tools from its own suite, then this torchsmith in a venv."""
+    apt = ["env", "DEBIAN_FRONTEND=noninteractive", "apt-get"]
+    commands = [
+        [*apt, "update", "-q"],
+        [*apt, "install", "-y", "-q", "--no-install-recommends", *TOOLS],
+    ]
+    if trust:
+        commands.append(["update-ca-certificates"])
+    commands.append(["python3", "-m", "venv", VENV])
+    pip = [f"{VENV}/bin/python", "-m", "pip", "install", "-q", "--disable-pip-version-check"]
+    commands.append([*pip, *requirements()])
+    return commands
+
+
+def inner_build(cache_root: Path, output_dir: Path, install_deps: bool, verify: bool) -> list[str]:
+    """The torchsmith command inside (its spec comes as TORCHSMITH_* variables)."""
+    argv = [f"{VENV}/bin/python", "-m", "torchsmith", "build", "--cache-root", str(cache_root)]
+    argv += ["--output-dir", str(output_dir)]
+    if install_deps:
+        argv.append("--install-deps")
+    if not verify:
+        argv.append("--no-verify")
+    return argv
