@@ -23,19 +23,31 @@ from torchsmith.console import out, print_json
 from torchsmith.container import inside
 from torchsmith.container.engines import EngineChoice
 from torchsmith.container.images import load_images
-from torchsmith.container.planning import ImagePlan, plan_container
+from torchsmith.container.inside_plan import InsidePlan, plan_inside
 from torchsmith.errors import BuildError
 from torchsmith.spec_sources import ResolvedSpec
 from torchsmith.steps.publish import publish_manifest
 
 
-def _plan(args: argparse.Namespace, rs: ResolvedSpec) -> ImagePlan:
-    """The plan against the image's facts (the Dockerfile route's own refusals do not apply:
-    this route fetches any source the pipeline fetches)."""
-    spec = rs.spec.model_copy(update={"source": "git", "targets": ()})
-    probe = ResolvedSpec(spec=spec, origins=rs.origins)
-    ids = (os.getuid(), os.getgid())
-    return plan_container(probe, kbmod.load(), load_images(), load_host(args), ids)
+def plan_of(args: argparse.Namespace, rs: ResolvedSpec) -> InsidePlan:
+    """The base image and the plan the torchsmith inside will make (its refusals too)."""
+    inside.check(rs.spec, None)
+    return plan_inside(rs, kbmod.load(), load_images(), load_host(args))
+
+
+def print_plan_inside(args: argparse.Namespace, rs: ResolvedSpec) -> int:
+    """`torchsmith plan --backend docker` of a source the pipeline fetches inside."""
+    from torchsmith.commands.plan import _print_plan, plan_json, shown
+
+    ip = plan_of(args, rs)
+    base = {"base_image": ip.base.image, "base_reason": ip.base.reason, "runs": "inside"}
+    if args.json:
+        print_json({**plan_json(ip.plan), "container": base})
+        return 0
+    _print_plan(shown(ip.plan))
+    out.print(f"[bold]base image[/]: {escape(ip.base.image)} ({escape(ip.base.reason)})")
+    out.print("[bold]runs[/]: torchsmith runs this plan inside a working container of the image")
+    return 0
 
 
 def _start(ex: Executor, engine: EngineChoice, image: str, pull: str, env: Any) -> str:
@@ -62,7 +74,7 @@ def _newest_manifest(folder: Path, since: float) -> Path | None:
     return max(found, key=lambda p: p.stat().st_mtime) if found else None
 
 
-def _record(ip: ImagePlan, engine: EngineChoice) -> dict[str, Any]:
+def _record(ip: InsidePlan, engine: EngineChoice) -> dict[str, Any]:
     os_image = ip.base.os
     return {
         "engine": engine.probe.describe(),
@@ -93,8 +105,7 @@ def _inner(args: argparse.Namespace, rs: ResolvedSpec, cache_root: Path) -> list
 
 def build_in_container(args: argparse.Namespace, rs: ResolvedSpec, cache_root: Path) -> int:
     env = dict(os.environ)
-    inside.check(rs.spec, None)
-    ip = _plan(args, rs)
+    ip = plan_of(args, rs)
     engine = engine_choice(args, ip.engine, env)
     inside.check(rs.spec, engine)
     output_dir = Path(rs.spec.output_dir).expanduser().resolve()
@@ -145,7 +156,7 @@ def _run_inside(
 
 
 def _finish(
-    args: argparse.Namespace, ip: ImagePlan, engine: EngineChoice, output_dir: Path, start: float
+    args: argparse.Namespace, ip: InsidePlan, engine: EngineChoice, output_dir: Path, start: float
 ) -> int:
     manifest = _newest_manifest(output_dir, start)
     if manifest is None:

@@ -113,7 +113,11 @@ def _print_companion_builds(plan: BuildPlan) -> None:
 
 def _handle(args: argparse.Namespace) -> int:
     resolved = spec_from_args(args)
-    if resolved.spec.backend == "docker":  # planned against the image, with an engine
+    if resolved.spec.backend == "docker" and not resolved.spec.source.startswith("git"):
+        from torchsmith.commands.build_container import print_plan_inside
+
+        return print_plan_inside(args, resolved)  # what `build --backend docker` runs inside
+    if resolved.spec.backend == "docker":  # the generated Dockerfile's plan (torchsmith image)
         from torchsmith.commands.image import plan_in_container
 
         return plan_in_container(args, resolved)

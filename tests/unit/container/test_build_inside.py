@@ -81,3 +81,21 @@ def test_what_a_container_build_does_not_carry_out_is_refused(tmp_path: Path) ->
 def test_proxy_settings_with_credentials_never_reach_a_command_line() -> None:
     env = {"https_proxy": "http://proxy:3128", "http_proxy": "http://u:secret@proxy:3128"}
     assert inside.proxy_env(env) == {"https_proxy": "http://proxy:3128"}
+
+
+def test_the_plan_inside_is_resolved_against_the_images_facts() -> None:
+    from tests.unit.planner.kb import ci_host
+    from torchsmith import kb
+    from torchsmith.container.images import load_images
+    from torchsmith.container.inside_plan import local_spec, plan_inside
+
+    rs = spec(targets=("c10",), engine="buildah")
+    ip = plan_inside(rs, kb.load(), load_images(), ci_host())
+    assert ip.base.os.codename == "trixie" and ip.engine == "buildah"
+    assert (ip.plan.python.value, ip.plan.compiler.value) == ("3.13", "gcc-14")
+    assert ip.plan.backend == "local" and [s.name for s in ip.plan.steps][-2:] == [
+        "compile", "publish",
+    ]  # fmt: skip
+    assert "debian-26-itt-off" in {f.id for f in ip.plan.fixes}
+    local = local_spec(rs)
+    assert local.spec.engine == "auto" and "engine" not in local.origins
