@@ -63,13 +63,25 @@ def refusals(spec: BuildSpec, engine: EngineChoice | None) -> list[Problem]:
                 "source",
             )
         )
-    if set(spec.outputs) - {"wheel"} or spec.images or spec.companions:
+    if spec.against:
         problems.append(
             Problem(
-                "a container build of `torchsmith build` makes the torch wheel (or the "
-                "--target objects) only yet: outputs other than wheel, [[images]] and "
-                "companions are not carried out in it",
-                "`torchsmith image` makes training images; build companions with --against",
+                f"--against {spec.against} in a container build: the torch named there is a "
+                "file or interpreter of this machine, not mounted in the container",
+                "build companions against a wheel on this machine (--backend local)",
+                "against",
+            )
+        )
+    inside_only = sorted({"install", "docker-image"} & set(spec.outputs))
+    if inside_only or spec.images:
+        problems.append(
+            Problem(
+                f"{', '.join(inside_only) or '[[images]]'} in `torchsmith build --backend "
+                "docker`: the pipeline inside the container publishes into the mounted output "
+                "directory (wheel, conda, companions); an install would land in the throwaway "
+                "container and images are `torchsmith image`'s",
+                "`torchsmith image` makes images; install the published wheel where you need "
+                "it (--backend local --output install --install-python PYTHON)",
                 "outputs",
             )
         )

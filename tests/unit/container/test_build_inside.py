@@ -70,8 +70,14 @@ def test_what_a_container_build_does_not_carry_out_is_refused(tmp_path: Path) ->
     assert inside.refusals(spec().spec, BUILDAH) == []
     fields = [p.field for p in inside.refusals(spec(source=f"path:{tmp_path}").spec, BUILDAH)]
     assert fields == ["source"]
-    conda = inside.refusals(spec(outputs=("wheel", "conda")).spec, BUILDAH)
-    assert [p.field for p in conda] == ["outputs"] and "--against" in conda[0].fix
+    assert inside.refusals(spec(outputs=("wheel", "conda")).spec, BUILDAH) == []
+    assert inside.refusals(spec(companions=("torchvision",)).spec, BUILDAH) == []
+    wheel = tmp_path / "torch-2.6.0-cp311-cp311-manylinux1_x86_64.whl"
+    wheel.write_bytes(b"")
+    against = inside.refusals(spec(companions=("torchvision",), against=str(wheel)).spec, BUILDAH)
+    assert [p.field for p in against] == ["against"]
+    install = inside.refusals(spec(outputs=("wheel", "install")).spec, BUILDAH)
+    assert [p.field for p in install] == ["outputs"] and "throwaway container" in install[0].what
     cache = inside.refusals(spec(**{"cache.location": "redis://u:pw@h:6379"}).spec, BUILDAH)
     assert [p.field for p in cache] == ["cache.location"]
     engine = inside.refusals(spec().spec, PODMAN)
