@@ -60,11 +60,13 @@ def _start(ex: Executor, engine: EngineChoice, image: str, pull: str, env: Any) 
     return done.stdout.strip().splitlines()[-1]
 
 
-def _prepare(ex: Executor, s: inside.Session, env: Mapping[str, str], log: Path) -> None:
+def _prepare(
+    ex: Executor, s: inside.Session, env: Mapping[str, str], log: Path, compiler: str | None
+) -> None:
     trust = inside.CAS.is_dir() and any(inside.CAS.iterdir())
     if trust:  # the host's local CAs (a TLS-inspecting proxy): apt and pip inside trust them
         ex.run(s.copy_argv(inside.CAS, str(inside.CAS)), env=env, log_path=log)
-    for command in inside.setup_commands(trust):
+    for command in inside.setup_commands(trust, compiler):
         ex.run(s.run_argv(command), env=env, log_path=log)
     ex.run(s.copy_argv(inside.package_dir(), f"{inside.LIB}/torchsmith"), env=env, log_path=log)
 
@@ -74,16 +76,29 @@ def _newest_manifest(folder: Path, since: float) -> Path | None:
     return max(found, key=lambda p: p.stat().st_mtime) if found else None
 
 
-def _record(ip: InsidePlan, engine: EngineChoice) -> dict[str, Any]:
+def os_release(text: str) -> dict[str, str]:
+    """ID, VERSION_ID, VERSION_CODENAME and PRETTY_NAME of an /etc/os-release."""
+    keys = ("ID", "VERSION_ID", "VERSION_CODENAME", "PRETTY_NAME")
+    pairs = (line.split("=", 1) for line in text.splitlines() if "=" in line)
+    return {k: v.strip().strip('"') for k, v in pairs if k in keys}
+
+
+def _record(ip: InsidePlan, engine: EngineChoice, measured: dict[str, str]) -> dict[str, Any]:
     os_image = ip.base.os
     return {
         "engine": engine.probe.describe(),
         "base_image": ip.base.image,
         "base_reason": ip.base.reason,
-        "image_os": os_image.codename,
-        "image_facts": {"gcc": os_image.gcc, "python": os_image.python, "glibc": os_image.glibc},
+        "os_release": measured,
+        "planned_for": {
+            "os": os_image.codename,
+            "gcc": os_image.gcc,
+            "python": os_image.python,
+            "glibc": os_image.glibc,
+        },
         "how": "torchsmith ran the pipeline inside a working container of the image "
-        "(buildah run, chroot isolation); cache root and output directory mounted",
+        "(buildah run, chroot isolation); cache root and output directory mounted; the "
+        "toolchain section is what it found there",
     }
 
 
@@ -125,10 +140,10 @@ def build_in_container(args: argparse.Namespace, rs: ResolvedSpec, cache_root: P
             (("PYTHONPATH", inside.LIB), *_trust_env(), *inside.proxy_env(env).items()),
         )
         try:
-            _run_inside(ex, session, args, rs, cache_root)
+            measured = _run_inside(ex, session, args, rs=rs, ip=ip, cache_root=cache_root)
         finally:
             ex.run(session.remove_argv(), env=env, log_path=log, check=False)
-    return _finish(args, ip, engine, output_dir, start)
+    return _finish(args, _record(ip, engine, measured), output_dir, start)
 
 
 def _trust_env() -> tuple[tuple[str, str], ...]:
@@ -138,11 +153,20 @@ def _trust_env() -> tuple[tuple[str, str], ...]:
 
 
 def _run_inside(
-    ex: Executor, s: inside.Session, args: argparse.Namespace, rs: ResolvedSpec, cache_root: Path
-) -> None:
+    ex: Executor,
+    s: inside.Session,
+    args: argparse.Namespace,
+    *,
+    rs: ResolvedSpec,
+    ip: InsidePlan,
+    cache_root: Path,
+) -> dict[str, str]:
+    """Prepare the container, run the build in it; the image's measured /etc/os-release."""
     env = dict(os.environ)
     out.print(f"==> container {s.container}: tools from the image's suite, torchsmith")
-    _prepare(ex, s, env, cache_root / "containers" / "container-setup.log")
+    log = cache_root / "containers" / "container-setup.log"
+    _prepare(ex, s, env, log, ip.plan.compiler.value)
+    release = ex.capture(s.run_argv(["cat", "/etc/os-release"]), env=env, timeout=60)
     out.print("==> build inside the container")
     argv = s.run_argv(_inner(args, rs, cache_root), inside.spec_env(rs))
     done = ex.run(argv, env=env, on_line=lambda line: out.print(line, markup=False), check=False)
@@ -153,10 +177,11 @@ def _run_inside(
             "fix what it names, then run the same command again: the workspace and the "
             f"compiler cache live on this machine under {cache_root}, so it resumes",
         )
+    return os_release(release.stdout)
 
 
 def _finish(
-    args: argparse.Namespace, ip: InsidePlan, engine: EngineChoice, output_dir: Path, start: float
+    args: argparse.Namespace, record: dict[str, Any], output_dir: Path, start: float
 ) -> int:
     manifest = _newest_manifest(output_dir, start)
     if manifest is None:
@@ -164,7 +189,7 @@ def _finish(
             f"the build inside the container wrote no manifest into {output_dir}",
             "see the output above; report this as a torchsmith bug if it succeeded",
         )
-    data = _add_record(manifest, _record(ip, engine))
+    data = _add_record(manifest, record)
     if args.json:
         print_json(data)
     else:

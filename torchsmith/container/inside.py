@@ -183,12 +183,27 @@ def from_argv(engine: EngineChoice, image: str, pull: str) -> list[str]:
     return [*buildah_head(engine), "from", f"--pull={pull}", "--quiet", image]
 
 
-def setup_commands(trust: bool) -> list[list[str]]:
-    """The container's tools from its own suite, then this torchsmith in a venv."""
+_VERSIONED = re.compile(r"^(gcc|clang)-(\d+)$")
+
+
+def compiler_packages(compiler: str | None) -> list[str]:
+    """The Debian packages of the plan's host compiler ('gcc-11' → gcc-11, g++-11)."""
+    match = _VERSIONED.match(compiler or "")
+    if match is None:
+        return []
+    if match[1] == "gcc":
+        return [f"gcc-{match[2]}", f"g++-{match[2]}"]
+    return [f"clang-{match[2]}"]
+
+
+def setup_commands(trust: bool, compiler: str | None = None) -> list[list[str]]:
+    """The container's tools from its own suite (with the plan's host compiler), then this
+    torchsmith in a venv."""
     apt = ["env", "DEBIAN_FRONTEND=noninteractive", "apt-get"]
+    tools = [*TOOLS, *compiler_packages(compiler)]
     commands = [
         [*apt, "update", "-q"],
-        [*apt, "install", "-y", "-q", "--no-install-recommends", *TOOLS],
+        [*apt, "install", "-y", "-q", "--no-install-recommends", *tools],
     ]
     if trust:
         commands.append(["update-ca-certificates"])

@@ -62,6 +62,9 @@ def test_setup_installs_the_image_suites_tools_then_torchsmith_in_a_venv() -> No
     assert commands[-1][:3] == [f"{inside.VENV}/bin/python", "-m", "pip"]
     assert any(r.startswith("pydantic") for r in commands[-1])
     assert ["update-ca-certificates"] not in inside.setup_commands(trust=False)
+    assert {"gcc-11", "g++-11"} <= set(inside.setup_commands(False, "gcc-11")[1])
+    assert inside.compiler_packages("clang-14") == ["clang-14"]
+    assert inside.compiler_packages(None) == inside.compiler_packages("cc") == []
     inner = inside.inner_build(Path("/c"), Path("/d"), True, False)
     assert inner[1:4] == ["-m", "torchsmith", "build"] and "--no-verify" in inner
 
@@ -105,3 +108,16 @@ def test_the_plan_inside_is_resolved_against_the_images_facts() -> None:
     assert "debian-26-itt-off" in {f.id for f in ip.plan.fixes}
     local = local_spec(rs)
     assert local.spec.engine == "auto" and "engine" not in local.origins
+
+
+def test_the_images_os_release_is_read_as_measured() -> None:
+    from torchsmith.commands.build_container import os_release
+
+    fixture = Path(__file__).resolve().parents[2] / "fixtures" / "container"
+    text = (fixture / "os-release-trixie").read_text()  # debootstrap trixie's /etc/os-release
+    assert os_release(text) == {
+        "PRETTY_NAME": "Debian GNU/Linux 13 (trixie)",
+        "VERSION_ID": "13",
+        "VERSION_CODENAME": "trixie",
+        "ID": "debian",
+    }
