@@ -9,9 +9,15 @@ Checked: the manifest records the image and its facts (trixie, GCC 14.2, Python 
 mounted) carries GCC 14.2's ``.comment`` — bookworm has GCC 12, so it was compiled in the
 container; no working container is left; the same command again resumes (nothing recompiled).
 
+CUDA in a container: torch 1.13.1 from bookworm's source with CUDA 11.8 from bookworm's
+``nvidia-cuda-toolkit`` (the apt provider, run inside the container, into the shared test cache),
+gcc-11 installed in the container, ``c10_cuda`` plus one ATen kernel for 8.6;9.0: the kernel's
+fat binary holds exactly sm_86 and sm_90 SASS.
+
 Cost (Debian 12 dev machine, 2 cores, 2026-11-24): debootstrap 23-43 s once, import 5 s, first
 build 1 min 52 s (container setup ~25 s: apt inside, torchsmith's venv; fetch 17 s, configure
-14 s, c10 51 s), the rerun about 40 s.
+14 s, c10 51 s), the rerun about 60 s; the CUDA build 1 min 39 s with the toolkit cached
+(configure 14 s, 106 edges in 43 s), plus ~2.5 min when the toolkit is not yet cached.
 """
 
 from __future__ import annotations
@@ -29,12 +35,15 @@ import pytest
 from elftools.elf.elffile import ELFFile
 
 from tests.integration.conftest import test_cache as cache_dir
-from tests.integration.test_readme_fresh_debian import host_mirror
+from tests.integration.test_readme_fresh_debian import host_mirror, rootfs_tarball  # noqa: F401
 from tests.resources import require_root, require_tool
+from torchsmith.inspect.elf import read_elf
 
 pytestmark = pytest.mark.slow
 SUITE = "trixie"
 BASE = "localhost/torchsmith-test/trixie:latest"
+BOOKWORM = "localhost/torchsmith-test/bookworm:latest"
+KERNEL_OBJECT = "caffe2/CMakeFiles/torch_cuda_cu.dir/__/aten/src/ATen/native/cuda/FillKernel.cu.o"
 
 
 def _run(argv: list[str | Path], timeout: float = 1800) -> subprocess.CompletedProcess[str]:
@@ -75,27 +84,41 @@ def _flags(store: Path) -> list[str | Path]:
     return ["--storage-driver", "vfs", "--root", store / "root", "--runroot", store / "run"]
 
 
+def _import(flags: list[str | Path], tarball: Path, name: str) -> None:
+    container = _ok(["buildah", *flags, "from", "scratch"]).strip()
+    _ok(["buildah", *flags, "add", container, tarball, "/"])
+    _ok(["buildah", *flags, "commit", "-q", "--rm", container, name])
+
+
 @pytest.fixture(scope="module")
-def store(tmp_path_factory: pytest.TempPathFactory, trixie_tarball: Path) -> Path:
-    """The plain debootstrapped trixie (no CA certificates, no Python): the host's network
-    trust and every tool come from `torchsmith build` itself."""
+def store(
+    tmp_path_factory: pytest.TempPathFactory,
+    trixie_tarball: Path,
+    rootfs_tarball: Path,  # noqa: F811
+) -> Path:
+    """The plain debootstrapped trixie (no CA certificates, no Python) and the bookworm root of
+    test_readme_fresh_debian: the host's network trust and every build tool come from
+    `torchsmith build` itself."""
     require_tool("buildah")
     root = tmp_path_factory.mktemp("containers")
-    flags = _flags(root)
-    container = _ok(["buildah", *flags, "from", "scratch"]).strip()
-    _ok(["buildah", *flags, "add", container, trixie_tarball, "/"])
-    _ok(["buildah", *flags, "commit", "-q", "--rm", container, BASE])
+    _import(_flags(root), trixie_tarball, BASE)
+    _import(_flags(root), rootfs_tarball, BOOKWORM)
     return root
 
 
-def _build(store: Path, cache: Path, dist: Path) -> tuple[dict[str, Any], str]:
-    argv: list[str | Path] = [sys.executable, "-m", "torchsmith", "build", "--torch", "2.6.0"]
-    argv += ["--cpu", "--source", "debian", "--target", "c10", "--backend", "docker"]
-    argv += ["--engine", "buildah", "--base-image", BASE, "--storage-root", store]
-    argv += ["--pull", "never", "--cache-root", cache, "--output-dir", dist]
+TRIXIE_C10 = ["--torch", "2.6.0", "--cpu", "--source", "debian", "--target", "c10"]
+
+
+def _build(
+    store: Path, cache: Path, dist: Path, what: list[str] = TRIXIE_C10, base: str = BASE
+) -> tuple[dict[str, Any], str]:
+    argv: list[str | Path] = [sys.executable, "-m", "torchsmith", "build", *what]
+    argv += ["--backend", "docker", "--engine", "buildah", "--base-image", base]
+    argv += ["--storage-root", store, "--pull", "never", "--cache-root", cache]
+    argv += ["--output-dir", dist]
     start = time.monotonic()
     out = _ok(argv)
-    print(f"torchsmith build --backend docker (c10): {time.monotonic() - start:.0f} s")
+    print(f"torchsmith build --backend docker ({what[-1]}): {time.monotonic() - start:.0f} s")
     manifests = sorted(dist.glob("*.manifest.json"))
     assert len(manifests) == 1, manifests
     return json.loads(manifests[0].read_text()), out
@@ -131,3 +154,23 @@ def test_c10_of_debian_260_compiles_inside_a_trixie_container(store: Path, tmp_p
     again, _ = _build(store, cache, dist)  # the same command: it resumes, nothing recompiled
     assert again["ninja"]["edges_run"] == 0 and again["plan_hash"] == manifest["plan_hash"]
     assert again["artifacts"] == manifest["artifacts"]
+
+
+def test_cuda_118_partial_build_inside_a_bookworm_container(store: Path, tmp_path: Path) -> None:
+    """CUDA in a container: Debian bookworm's CUDA 11.8 toolkit (the apt provider run inside,
+    into the shared test cache: one download with test_toolchain_apt_cuda118 and seed 004),
+    gcc-11 installed in the container, c10_cuda and one ATen kernel for 8.6;9.0."""
+    what = ["--torch", "1.13.1", "--cuda", "11.8", "--gpu", "8.6", "--gpu", "9.0"]
+    what += ["--source", "debian", "--toolkit", "apt", "--compiler", "gcc-11"]
+    what += ["--build-version", "1.13.1+container"]  # its own workspace, not seed 004's
+    what += ["--target", "c10_cuda", "--target", KERNEL_OBJECT]
+    manifest, _ = _build(store, cache_dir(), tmp_path / "dist", what, BOOKWORM)
+    assert manifest["container"]["os_release"]["VERSION_CODENAME"] == "bookworm"
+    toolkit = manifest["toolkit"]
+    assert (toolkit["provider"], toolkit["cuda"]) == ("apt", "11.8")
+    assert "g++-11" in manifest["toolchain"]["cxx"]
+    build = Path(manifest["source"]["built_in"]) / "build"
+    assert "libcudart.so.11.0" in read_elf(build / "lib" / "libc10_cuda.so").needed
+    entries = read_elf(build / KERNEL_OBJECT).fatbin
+    assert {e.arch for e in entries if e.kind == "sass"} == {"sm_86", "sm_90"}
+    assert [e.arch for e in entries if e.kind == "ptx"] == []
