@@ -5,11 +5,14 @@ base made by ``debootstrap --variant=minbase`` (the rootfs tarball test_readme_f
 caches once per test cache) and imported with ``buildah from scratch`` + ``add`` + ``commit``.
 Each image is checked by running inside it: ``id -u``/``id -g``/``id -un``, ``date +%Z`` and
 ``import torch``; ``--output wheel`` lands the wheels and the manifest in the output
-directory (the export stage); each image is exported as an oci-archive by skopeo.
+directory (the export stage); each image is exported as an oci-archive by skopeo and turned into
+an Apptainer SIF by sid's apptainer in a trixie working container (``--sif``).
 
-Cost (Debian 12 dev machine, 2 cores, 2026-11-24): 4 min 14 s for the module, of which
-`torchsmith image` (2 images, export stage, 2 oci-archives) 112 s and the two in-image checks
-88 s; the rootfs is shared with test_readme_fresh_debian (debootstrap 36 s, once).
+Cost (Debian 12 dev machine, 2 cores, 2026-11-24): 6 min 25 s for the module, of which
+`torchsmith image` (2 images, export stage, 2 oci-archives, 2 SIFs) 279 s — the SIFs ~170 s of
+it (apptainer from sid in the builder, mksquashfs of two ~1 GB images) — and the in-image
+checks ~90 s; the rootfs tarballs are shared with test_readme_fresh_debian and
+test_build_in_container (made once per test cache).
 """
 
 from __future__ import annotations
@@ -23,11 +26,13 @@ from pathlib import Path
 
 import pytest
 
+from tests.integration.test_build_in_container import trixie_tarball  # noqa: F401 (fixture)
 from tests.integration.test_readme_fresh_debian import rootfs_tarball  # noqa: F401 (fixture)
 from tests.resources import require_root, require_tool
 
 pytestmark = pytest.mark.slow
 BASE = "localhost/torchsmith-test/bookworm:latest"
+SIF_BUILDER = "localhost/torchsmith-test/trixie:latest"
 IMAGES = {  # name -> (TZ, user, uid, gid, expected `date +%Z` in November)
     "train": ("Asia/Seoul", "ada", 1234, 2345, "KST"),
     "serve": ("Europe/Berlin", "bob", 1500, 1600, "CET"),
@@ -55,7 +60,11 @@ def _network_trust(flags: list[str | Path], container: str) -> None:
 
 
 @pytest.fixture(scope="module")
-def store(tmp_path_factory: pytest.TempPathFactory, rootfs_tarball: Path) -> Path:  # noqa: F811
+def store(
+    tmp_path_factory: pytest.TempPathFactory,
+    rootfs_tarball: Path,  # noqa: F811
+    trixie_tarball: Path,  # noqa: F811
+) -> Path:
     """A private vfs image store holding the Debian 12 base image."""
     require_root("buildah with chroot isolation")
     require_tool("buildah")
@@ -66,6 +75,9 @@ def store(tmp_path_factory: pytest.TempPathFactory, rootfs_tarball: Path) -> Pat
     _run("buildah", *flags, "add", container, rootfs_tarball, "/")
     _network_trust(flags, container)
     _run("buildah", *flags, "commit", "-q", "--rm", container, BASE)
+    builder = _run("buildah", *flags, "from", "scratch").strip()  # the SIF builder: plain trixie
+    _run("buildah", *flags, "add", builder, trixie_tarball, "/")
+    _run("buildah", *flags, "commit", "-q", "--rm", builder, SIF_BUILDER)
     print(f"base image imported: {time.monotonic() - start:.0f} s")
     return root
 
@@ -101,9 +113,10 @@ def built(store: Path, cpu_torch_wheel: Path, tmp_path_factory: pytest.TempPathF
     argv = [sys.executable, "-m", "torchsmith", "image", "--spec", _spec(tmp), "--wheels", wheels]
     argv += ["--storage-root", store, "--pull", "never", "-o", tmp / "ctx"]
     argv += ["--output-dir", tmp / "dist", "--oci-archive", tmp / "oci"]
+    argv += ["--sif", tmp / "sif", "--sif-builder", SIF_BUILDER]
     start = time.monotonic()
     _run(*argv, timeout=1500)
-    print(f"torchsmith image (2 images, export, oci-archives): {time.monotonic() - start:.0f} s")
+    print(f"torchsmith image (2 images, export, OCI, SIF): {time.monotonic() - start:.0f} s")
     return tmp
 
 
@@ -129,3 +142,12 @@ def test_the_images_are_oci_archives(built: Path) -> None:
         archive = built / "oci" / f"{name}.oci.tar"
         config = json.loads(_run("skopeo", "inspect", "--config", f"oci-archive:{archive}"))
         assert config["config"]["User"] == user and f"TZ={tz}" in config["config"]["Env"]
+
+
+def test_each_image_is_an_apptainer_sif(built: Path) -> None:
+    """Built by sid's apptainer in a trixie working container (CAP_MKNOD: the images' /dev)."""
+    for name in IMAGES:
+        sif = built / "sif" / f"{name}.sif"
+        head = sif.read_bytes()[:64]
+        assert head.startswith(b"#!/usr/bin/env run-singularity\n") and b"SIF_MAGIC" in head
+        assert sif.stat().st_size > 150_000_000  # the squashed image holds torch (191 MB wheel)

@@ -24,7 +24,7 @@ from torchsmith.container import inside
 from torchsmith.container.engines import EngineChoice
 from torchsmith.container.images import load_images
 from torchsmith.container.inside_plan import InsidePlan, plan_inside
-from torchsmith.errors import BuildError
+from torchsmith.errors import BuildError, PlanError
 from torchsmith.spec_sources import ResolvedSpec
 from torchsmith.steps.publish import publish_manifest
 
@@ -32,7 +32,11 @@ from torchsmith.steps.publish import publish_manifest
 def plan_of(args: argparse.Namespace, rs: ResolvedSpec) -> InsidePlan:
     """The base image and the plan the torchsmith inside will make (its refusals too)."""
     inside.check(rs.spec, None)
-    return plan_inside(rs, kbmod.load(), load_images(), load_host(args))
+    ip = plan_inside(rs, kbmod.load(), load_images(), load_host(args))
+    problem = inside.python_problem(ip.base.os.python, ip.base.image)
+    if problem is not None:
+        raise PlanError([problem], "change the request as suggested; nothing was built")
+    return ip
 
 
 def print_plan_inside(args: argparse.Namespace, rs: ResolvedSpec) -> int:

@@ -19,6 +19,7 @@ from torchsmith.backends import make_executor
 from torchsmith.commands.plan import _print_plan, load_host, plan_json, shown
 from torchsmith.commands.spec_args import add_spec_arguments, cli_values
 from torchsmith.console import out, print_json
+from torchsmith.container import inside, sif
 from torchsmith.container.build import Build, Pull, oci_archive_argv, run_builds
 from torchsmith.container.context import write_context
 from torchsmith.container.engines import (
@@ -30,7 +31,7 @@ from torchsmith.container.engines import (
 )
 from torchsmith.container.images import load_images
 from torchsmith.container.planning import ImagePlan, plan_container
-from torchsmith.errors import HostError, SpecError
+from torchsmith.errors import HostError, Problem, SpecError
 from torchsmith.proc import HOST
 from torchsmith.spec_sources import ResolvedSpec, resolve_spec
 
@@ -135,6 +136,14 @@ def _handle(args: argparse.Namespace) -> int:
     env = dict(os.environ)
     ip = image_plan(args, env)
     choice = None if args.dockerfile_only else engine_choice(args, ip.engine, env)
+    if args.sif is not None:
+        problems = sif.refusals(args.oci_archive, choice.name if choice else None)
+        if args.dockerfile_only:
+            problems.append(
+                Problem("--sif with --dockerfile-only: no image is built", "drop one", "sif")
+            )
+        if problems:
+            raise SpecError(problems)
     context = Path(args.context_dir).expanduser().resolve()
     dockerfile = write_context(ip, load_images().tool("uv"), context, args.wheels)
     if args.json:
@@ -153,7 +162,46 @@ def _handle(args: argparse.Namespace) -> int:
         )
     if args.oci_archive is not None:
         _export(args, ip, choice, env)
+    if args.sif is not None:
+        _sifs(args, ip, choice, env)
     return 0
+
+
+def _sif_builder(
+    ex: Any, args: argparse.Namespace, choice: EngineChoice, env: Any, mounts: tuple[Path, ...]
+) -> inside.Session:
+    """A working container of the builder image, with sid's apptainer installed in it."""
+    start = inside.from_argv(choice, args.sif_builder, args.pull)
+    done = ex.capture(start, env=env, timeout=1800)
+    if done.returncode != 0:
+        raise HostError(
+            f"buildah cannot start the SIF builder {args.sif_builder}: "
+            f"{done.stderr.strip()[-300:]}",
+            "name a Debian trixie or sid image with --sif-builder (and check --pull)",
+        )
+    container = done.stdout.strip().splitlines()[-1]
+    proxies = tuple(inside.proxy_env(env).items())
+    return inside.Session(inside.buildah_head(choice), container, mounts, proxies, sif.CAPS)
+
+
+def _sifs(args: argparse.Namespace, ip: ImagePlan, choice: EngineChoice, env: Any) -> None:
+    """Each training image as NAME.sif, built from its OCI archive by apptainer in a working
+    container of the builder image (removed afterwards)."""
+    folder = Path(args.sif).expanduser().resolve()
+    folder.mkdir(parents=True, exist_ok=True)
+    archives, log = Path(args.oci_archive).expanduser().resolve(), folder / "sif-build.log"
+    with make_executor("local", env) as ex:
+        s = _sif_builder(ex, args, choice, env, (archives, folder))
+        try:
+            for command in sif.setup_commands():
+                ex.run(s.run_argv(command), env=env, log_path=log)
+            for image in ip.images:
+                target = folder / f"{image.spec.name}.sif"
+                archive = archives / f"{image.spec.name}.oci.tar"
+                ex.run(s.run_argv(sif.build_argv(target, archive)), env=env, log_path=log)
+                out.print(f"[bold]sif[/]: {escape(str(target))}")
+        finally:
+            ex.run(s.remove_argv(), env=env, log_path=log, check=False)
 
 
 def register(sub: Any) -> None:
@@ -174,6 +222,18 @@ def register(sub: Any) -> None:
         "--wheels", type=Path, metavar="DIR", help="training images from these wheels (no build)"
     )
     g.add_argument("--oci-archive", type=Path, metavar="DIR", help="write NAME.oci.tar per image")
+    g.add_argument(
+        "--sif",
+        type=Path,
+        metavar="DIR",
+        help="write NAME.sif per image (Apptainer, from the OCI archives; needs --oci-archive)",
+    )
+    g.add_argument(
+        "--sif-builder",
+        default=sif.BUILDER,
+        metavar="IMAGE",
+        help="Debian trixie/sid image apptainer (sid's) runs in (default: %(default)s)",
+    )
     g.add_argument("--pull", choices=get_args(Pull), default="missing", help="base image pulls")
     g.add_argument(
         "--storage-root",

@@ -107,6 +107,24 @@ def refusals(spec: BuildSpec, engine: EngineChoice | None) -> list[Problem]:
     return problems
 
 
+OWN_PYTHON = (3, 10)
+"""torchsmith's own ``requires-python`` floor: the image's python3 must run it."""
+
+
+def python_problem(image_python: str, image: str) -> Problem | None:
+    """torchsmith runs inside the image with the image's own python3."""
+    found = tuple(int(p) for p in image_python.split(".")[:2])
+    if found >= OWN_PYTHON:
+        return None
+    return Problem(
+        f"{image}'s python3 is {image_python}; torchsmith itself, which runs the build inside "
+        f"the container, needs Python {'.'.join(map(str, OWN_PYTHON))} or newer",
+        "use `torchsmith image` (the generated Dockerfile runs the build in such images), or "
+        "a newer base image (--base-image)",
+        "base_image",
+    )
+
+
 def check(spec: BuildSpec, engine: EngineChoice | None) -> None:
     problems = refusals(spec, engine)
     if problems:
@@ -158,10 +176,13 @@ class Session:
     container: str
     mounts: tuple[Path, ...]
     env: tuple[tuple[str, str], ...] = ()
+    caps: tuple[str, ...] = ()
 
     def run_argv(self, argv: Sequence[str | Path], env: Mapping[str, str] = {}) -> list[str]:
         """``buildah run`` of ``argv`` in the container, the mounts at the same paths."""
         head = [*self.buildah, "run", "--isolation", "chroot"]
+        for cap in self.caps:
+            head += ["--cap-add", cap]
         for path in self.mounts:
             head += ["-v", f"{path}:{path}"]
         for key, value in [*self.env, *sorted(env.items())]:

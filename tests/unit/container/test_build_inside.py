@@ -121,3 +121,25 @@ def test_the_images_os_release_is_read_as_measured() -> None:
         "VERSION_CODENAME": "trixie",
         "ID": "debian",
     }
+
+
+def test_sifs_are_built_by_sids_apptainer_in_a_builder_container() -> None:
+    from torchsmith.container import sif
+
+    commands = sif.setup_commands()
+    assert "check-valid-until=no" in commands[0][-1] and sif.SID_LIST in commands[0][-1]
+    assert commands[-1][-3:] == ["-t", "sid", "apptainer"]
+    assert sif.build_argv(Path("/s/a.sif"), Path("/o/a.oci.tar")) == [
+        "apptainer", "build", "--force", "/s/a.sif", "oci-archive:/o/a.oci.tar",
+    ]  # fmt: skip
+    s = inside.Session(inside.buildah_head(BUILDAH), "b", (Path("/o"),), (), sif.CAPS)
+    assert s.run_argv(["true"])[7:12] == ["run", "--isolation", "chroot", "--cap-add", "CAP_MKNOD"]
+    assert [p.field for p in sif.refusals(None, "buildah")] == ["sif"]
+    assert "setrlimit" in sif.refusals(Path("/o"), "podman")[0].what
+    assert sif.refusals(Path("/o"), "buildah") == []
+
+
+def test_images_whose_python_cannot_run_torchsmith_are_refused() -> None:
+    assert inside.python_problem("3.13.5", "debian:trixie") is None
+    problem = inside.python_problem("3.8.10", "nvidia/cuda:11.0.3-devel-ubuntu20.04")
+    assert problem is not None and "3.8.10" in problem.what and "torchsmith image" in problem.fix
