@@ -17,7 +17,7 @@ from torchsmith.commands.spec_args import add_spec_arguments, spec_from_args
 from torchsmith.companions.facts import against_of
 from torchsmith.console import out, print_json
 from torchsmith.doctor import diagnose
-from torchsmith.errors import BuildError
+from torchsmith.errors import BuildError, UsageError
 from torchsmith.plan import resolve
 from torchsmith.report.eta import eta_for_plan
 from torchsmith.report.progress import make_reporter
@@ -90,6 +90,12 @@ def _handle(args: argparse.Namespace) -> int:
 
         root = Path(args.cache_root or default_cache_root(env)).expanduser().resolve()
         return build_in_container(args, resolved, root)
+    if args.storage_root is not None or args.pull != "missing":
+        raise UsageError(
+            "--storage-root and --pull apply to a build in a container, and this one runs on "
+            "this machine (backend 'local')",
+            "drop them, or build in a container: --backend docker",
+        )
     result = _run(args, env)
     if args.json:
         print_json(result.manifest)

@@ -143,3 +143,13 @@ def test_images_whose_python_cannot_run_torchsmith_are_refused() -> None:
     assert inside.python_problem("3.13.5", "debian:trixie") is None
     problem = inside.python_problem("3.8.10", "nvidia/cuda:11.0.3-devel-ubuntu20.04")
     assert problem is not None and "3.8.10" in problem.what and "torchsmith image" in problem.fix
+
+
+def test_container_flags_on_a_local_build_are_refused(capsys: Any) -> None:
+    from torchsmith.cli import main
+
+    code = main(["build", "--torch", "2.6.0", "--cpu", "--storage-root", "/s"])
+    assert code != 0
+    err = capsys.readouterr().err
+    assert "--storage-root and --pull apply to a build in a container" in err
+    assert "--backend docker" in err
