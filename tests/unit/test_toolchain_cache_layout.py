@@ -36,12 +36,30 @@ def _record(root: Path) -> ToolkitRecord:
 def test_cache_entry_is_made_atomically_and_reused(tmp_path: Path) -> None:
     entry = entry_dir(tmp_path, "pypi", "13.0")
     with building(entry) as staging:
-        (staging / "root" / "bin").mkdir(parents=True)
-        (staging / "root" / "bin" / "nvcc").write_text("")
+        _toolkit_root(staging / "root")
         save_record(staging, _record(entry / "root"))
         assert not entry.exists()
     assert load_record(entry) == _record(entry / "root")
     assert not list(tmp_path.glob("cuda/*.partial-*"))
+
+
+def _toolkit_root(root: Path) -> None:
+    for part in ("bin/nvcc", "include/cuda_runtime.h", "nvvm/libdevice/libdevice.10.bc"):
+        (root / part).parent.mkdir(parents=True, exist_ok=True)
+        (root / part).write_text("")
+
+
+def test_an_entry_whose_links_do_not_resolve_here_is_a_miss(tmp_path: Path) -> None:
+    """The apt provider's install route inside a container links include/ into that
+    container's /usr: on another machine nvcc is there but the headers are not."""
+    entry = entry_dir(tmp_path, "apt", "11.8")
+    _toolkit_root(entry / "root")
+    save_record(entry, _record(entry / "root"))
+    assert load_record(entry) is not None
+    (entry / "root" / "include" / "cuda_runtime.h").unlink()
+    (entry / "root" / "include").rmdir()
+    (entry / "root" / "include").symlink_to(tmp_path / "container-usr-include")
+    assert load_record(entry) is None
 
 
 def test_cache_never_replaces_a_directory_it_did_not_make(tmp_path: Path) -> None:

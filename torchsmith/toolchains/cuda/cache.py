@@ -14,6 +14,7 @@ from pydantic import ValidationError
 from torchsmith import atomic, lock
 from torchsmith.errors import HostError
 from torchsmith.toolchains.cuda.base import ProviderName, ToolkitRecord
+from torchsmith.toolchains.cuda.layout import missing_parts
 
 INFO_FILE = "torchsmith-toolkit.json"
 LOCK_WAIT_S = 60.0
@@ -32,7 +33,10 @@ def load_record(entry: Path) -> ToolkitRecord | None:
         record = ToolkitRecord.model_validate_json(info.read_text(encoding="utf-8"))
     except (ValidationError, OSError):
         return None
-    return record if Path(record.nvcc).is_file() else None
+    # every required part must resolve *here*: an entry made by the apt provider's install
+    # route inside a container links into that container's /usr, which this machine lacks
+    usable = Path(record.nvcc).is_file() and not missing_parts(Path(record.root))
+    return record if usable else None
 
 
 def _remove_stale_stages(entry: Path) -> None:
