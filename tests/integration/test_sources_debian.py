@@ -13,6 +13,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from packaging.specifiers import SpecifierSet
 
 from tests.resources import require, require_tool
 from torchsmith import kb
@@ -60,7 +61,13 @@ def tree(source_cache: Path) -> SourceTree:
 
 
 def _debian_fixes() -> list[Fix]:
-    return [f for f in kb.load().fixes if f.applies.source == "debian"]
+    """The Debian-source fixes of this tree's release (1.13.1; 2.6's have their own tree)."""
+    fixes = kb.load().fixes
+    return [
+        f
+        for f in fixes
+        if f.applies.source == "debian" and "1.13.1" in SpecifierSet(f.applies.torch)
+    ]
 
 
 def _plan_fixes() -> list[Fix]:
