@@ -24,6 +24,7 @@ from typing import Any
 import torchsmith
 from torchsmith.container.engines import EngineChoice
 from torchsmith.errors import PlanError, Problem
+from torchsmith.matrix.combinations import env_text
 from torchsmith.spec import BuildSpec
 from torchsmith.spec_sources import ResolvedSpec, env_name
 
@@ -138,18 +139,10 @@ def _value(spec: BuildSpec, key: str) -> Any:
     return value
 
 
-def _text(value: Any) -> str:
-    if isinstance(value, (list, tuple)):
-        return ",".join(_text(v) for v in value)
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    return "none" if value is None else str(value)
-
-
 def spec_env(rs: ResolvedSpec) -> dict[str, str]:
     """The given spec values as the ``TORCHSMITH_*`` variables the torchsmith inside reads."""
     keys = [k for k, o in rs.origins.items() if o != "default" and k not in NOT_FORWARDED]
-    env = {env_name(k): _text(_value(rs.spec, k)) for k in sorted(keys)}
+    env = {env_name(k): env_text(_value(rs.spec, k)) for k in sorted(keys)}
     return {**env, env_name("backend"): "local"}
 
 

@@ -8,8 +8,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from torchsmith.container.base import BaseChoice, choose_base
+from torchsmith.container.base import BaseChoice
 from torchsmith.container.images import ImageKb, image_facts
+from torchsmith.container.planning import base_and_plan
 from torchsmith.host.model import HostFacts
 from torchsmith.kb import KnowledgeBase
 from torchsmith.plan_model import BuildPlan
@@ -43,10 +44,5 @@ def plan_inside(
     rs: ResolvedSpec, kb: KnowledgeBase, images: ImageKb, machine: HostFacts
 ) -> InsidePlan:
     """The base image and the plan inside it (:class:`PlanError` with every conflict)."""
-    spec = rs.spec
-    base = choose_base(images, spec.cuda, spec.python, spec.base_image)
-    plan = _resolve(rs, kb, base, machine)
-    if plan.python.value and plan.python.value != base.python:  # the release's newest Python
-        base = choose_base(images, spec.cuda, plan.python.value, spec.base_image)
-        plan = _resolve(rs, kb, base, machine)
-    return InsidePlan(base, plan, spec.engine)
+    base, plan = base_and_plan(rs.spec, images, lambda b: _resolve(rs, kb, b, machine))
+    return InsidePlan(base, plan, rs.spec.engine)

@@ -5,6 +5,7 @@ the container's steps and the training images. Pure: no process, no I/O."""
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import get_args
 
@@ -125,6 +126,19 @@ def _images(spec: BuildSpec) -> tuple[TrainingImage, ...]:
     return (TrainingImage(name="torch"),)
 
 
+def base_and_plan(
+    spec: BuildSpec, images_kb: ImageKb, resolve_in: Callable[[BaseChoice], BuildPlan]
+) -> tuple[BaseChoice, BuildPlan]:
+    """The base image for the spec's CUDA and Python, and the plan resolved in it; when the
+    plan picks another Python (the release's newest), the base image for that one."""
+    base = choose_base(images_kb, spec.cuda, spec.python, spec.base_image)
+    plan = resolve_in(base)
+    if plan.python.value and plan.python.value != base.python:
+        base = choose_base(images_kb, spec.cuda, plan.python.value, spec.base_image)
+        plan = resolve_in(base)
+    return base, plan
+
+
 def plan_container(
     rs: ResolvedSpec,
     kb: KnowledgeBase,
@@ -137,11 +151,7 @@ def plan_container(
     if problems:
         raise PlanError(problems, "change the request as suggested; nothing was built")
     spec = rs.spec
-    base = choose_base(images_kb, spec.cuda, spec.python, spec.base_image)
-    plan = _resolve(rs, kb, base, machine)
-    if plan.python.value and plan.python.value != base.python:  # the release's newest Python
-        base = choose_base(images_kb, spec.cuda, plan.python.value, spec.base_image)
-        plan = _resolve(rs, kb, base, machine)
+    base, plan = base_and_plan(spec, images_kb, lambda b: _resolve(rs, kb, b, machine))
     plan = plan.model_copy(
         update={
             "steps": container_steps(plan, base),
