@@ -22,9 +22,7 @@ build 1 min 52 s (container setup ~25 s: apt inside, torchsmith's venv; fetch 17
 
 from __future__ import annotations
 
-import hashlib
 import json
-import shutil
 import subprocess
 import sys
 import time
@@ -35,7 +33,10 @@ import pytest
 from elftools.elf.elffile import ELFFile
 
 from tests.integration.conftest import test_cache as cache_dir
-from tests.integration.test_readme_fresh_debian import host_mirror, rootfs_tarball  # noqa: F401
+from tests.integration.test_readme_fresh_debian import (  # noqa: F401 (fixture)
+    cached_rootfs,
+    rootfs_tarball,
+)
 from tests.resources import require_root, require_tool
 from torchsmith.inspect.elf import read_elf
 
@@ -63,21 +64,11 @@ def trixie_tarball() -> Path:
     """A Debian 13 minbase root filesystem, made once per test cache and kept as a tarball."""
     require_root("debootstrap and buildah with chroot isolation")
     require_tool("debootstrap")
-    mirror = host_mirror()
-    key = hashlib.sha256(f"{SUITE} {mirror}".encode()).hexdigest()[:12]
-    tarball = cache_dir() / "rootfs" / f"debian-{SUITE}-minbase-{key}.tar"
-    if not tarball.is_file():
-        tarball.parent.mkdir(parents=True, exist_ok=True)
-        work = tarball.parent / f"{tarball.stem}.build"
-        shutil.rmtree(work, ignore_errors=True)
-        start = time.monotonic()
-        _ok(["debootstrap", "--variant=minbase", SUITE, work, mirror])
-        partial = tarball.with_suffix(".partial")
-        _ok(["tar", "-C", work, "-cf", partial, "."])
-        partial.rename(tarball)
-        shutil.rmtree(work)
-        print(f"debootstrap {SUITE}: {time.monotonic() - start:.0f} s")
-    return tarball
+    return cached_rootfs(SUITE, "", _debootstrap)
+
+
+def _debootstrap(work: Path, mirror: str) -> None:
+    _ok(["debootstrap", "--variant=minbase", SUITE, work, mirror])
 
 
 def _flags(store: Path) -> list[str | Path]:

@@ -20,7 +20,7 @@ import shutil
 import socket
 import subprocess
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
@@ -100,26 +100,32 @@ def _debootstrap(target: Path, mirror: str) -> None:
     _check(_chroot(target, "apt-get", "clean"))
 
 
-@pytest.fixture(scope="session")
-def rootfs_tarball() -> Path:
-    """A fresh Debian 12 minbase rootfs with a sudo user, made once and cached as a tarball."""
-    require_root("debootstrap and chroot")
-    require_tool("debootstrap")
+def cached_rootfs(suite: str, extra_key: str, make: Callable[[Path, str], None]) -> Path:
+    """A root filesystem ``make(target, mirror)`` builds from the host's Debian mirror, made
+    once per test cache and kept as a tarball (named by suite, mirror and ``extra_key``)."""
     mirror = host_mirror()
-    key = hashlib.sha256(f"{SUITE} {mirror} {INCLUDE} {USER}".encode()).hexdigest()[:12]
-    tarball = cache_dir() / "rootfs" / f"debian-{SUITE}-minbase-{key}.tar"
+    key = hashlib.sha256(f"{suite} {mirror}{extra_key}".encode()).hexdigest()[:12]
+    tarball = cache_dir() / "rootfs" / f"debian-{suite}-minbase-{key}.tar"
     if not tarball.is_file():
         tarball.parent.mkdir(parents=True, exist_ok=True)
         work = tarball.parent / f"{tarball.stem}.build"
         shutil.rmtree(work, ignore_errors=True)
         start = time.monotonic()
-        _debootstrap(work, mirror)
+        make(work, mirror)
         partial = tarball.with_suffix(".partial")
         subprocess.run(["tar", "-C", str(work), "-cf", str(partial), "."], check=True)
         partial.rename(tarball)
         shutil.rmtree(work)
-        print(f"debootstrap {SUITE} from {mirror}: {time.monotonic() - start:.0f} s")
+        print(f"debootstrap {suite} from {mirror}: {time.monotonic() - start:.0f} s")
     return tarball
+
+
+@pytest.fixture(scope="session")
+def rootfs_tarball() -> Path:
+    """A fresh Debian 12 minbase rootfs with a sudo user, made once and cached as a tarball."""
+    require_root("debootstrap and chroot")
+    require_tool("debootstrap")
+    return cached_rootfs(SUITE, f" {INCLUDE} {USER}", _debootstrap)
 
 
 def _copy_working_tree(dest: Path) -> None:
