@@ -1,20 +1,23 @@
 """Issue 11, for real: torchvision 0.21.0 from Debian trixie's orig tarball (the mirror serves no
-.dsc for it; the orig is checked against the signed Sources index) built `--against` PyPI's
-torch 2.6.0 cp311 wheel (CUDA 12.4 build with nvidia-* dependencies; CPU ops, `--cpu`), by
-`torchsmith build` with the CI machine's Debian Python 3.11.
+.dsc for it; the orig is checked against the signed Sources index) built `--against
+python:PATH` — the torch 2.6.0 an existing environment already has (PyPI's cp311 wheel, a CUDA
+12.4 build, with its nvidia-* requirements, installed by the test into a venv of Debian's Python
+3.11) — CPU ops (`--cpu`), by `torchsmith build`:
 
-1. a build whose compiler fails names the companion, its stage and log, and keeps the torch
-   wheel it published first;
-2. the same command resumes at the companion (the build env is not made again), the wheel pins
-   torch==2.6.0, and the smoke test passes in a fresh venv (nms, roi_align, a JPEG and a PNG the
-   test writes, decoded by torchvision.io);
+1. a build whose compiler fails names the companion, its stage and log;
+2. the same command resumes at the companion (the build env is not made again); the wheel pins
+   torch==2.6.0, its modules link that environment's libc10/libtorch_cpu with its C++ ABI, and
+   the smoke test passes in a fresh venv that sees that environment's torch read-only (nms,
+   roi_align, a JPEG and a PNG the test writes, decoded by torchvision.io); the environment
+   itself is never written to;
 3. the companion rebuilt from scratch hits the compiler cache for >= 90 % of compilations.
 
-Time on the 2-core development machine (load 1-2 from other builds; torch wheel already in the
-test cache, pip's cache warm): 8 min 19 s in all — failing run with the build env (torch + 13
-nvidia-* wheels) 79 s + 16 s, cold torchvision build 276 s (43 compilations), smoke venv 76 s,
-rebuild 10.7 s with 43/43 ccache hits. A cold CI machine adds the downloads (767 MB torch wheel,
-about 2.5 GB of nvidia-* wheels: 1-2 min measured here).
+The wheel route (`--against FILE.whl`) with CUDA ops is tests/integration/test_companion_cuda.py.
+
+Time on the 2-core development machine: the user's venv ~80 s (pip cache warm), failing run
+~20 s, cold torchvision build ~280 s (43 compilations), smoke venv ~30 s, rebuild ~11 s with
+43/43 ccache hits. A cold CI machine adds the downloads (767 MB torch wheel, about 2.5 GB of
+nvidia-* wheels: 1-2 min measured here).
 """
 
 from __future__ import annotations
@@ -32,7 +35,7 @@ from typing import Any
 import pytest
 
 from tests.integration.conftest import downloaded_wheel
-from tests.resources import require, require_tool
+from tests.resources import require_tool
 
 pytestmark = [pytest.mark.slow, pytest.mark.network]
 
@@ -48,9 +51,28 @@ def torchsmith(args: list[str], env: dict[str, str]) -> subprocess.CompletedProc
     return subprocess.run(argv, env=env, capture_output=True, text=True, check=False)
 
 
-def build(wheel: Path, root: Path, dist: Path) -> list[str]:
-    args = ["build", "--with", "torchvision", "--against", str(wheel), "--source", "debian"]
-    return [*args, "--cpu", "--cache-root", str(root), "--output-dir", str(dist)]
+def build(python: Path, root: Path, dist: Path) -> list[str]:
+    args = ["build", "--with", "torchvision", "--against", f"python:{python}"]
+    return [
+        *args,
+        "--source",
+        "debian",
+        "--cpu",
+        "--cache-root",
+        str(root),
+        "--output-dir",
+        str(dist),
+    ]
+
+
+@pytest.fixture(scope="module")
+def user_env(torch_260: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """An environment that already has torch 2.6.0 (and what it needs to import)."""
+    venv = tmp_path_factory.mktemp("user") / "venv"
+    subprocess.run(["/usr/bin/python3.11", "-m", "venv", str(venv)], check=True)
+    pip = [str(venv / "bin" / "python"), "-m", "pip", "install", "-q"]
+    subprocess.run([*pip, str(torch_260)], check=True)
+    return venv / "bin" / "python"
 
 
 FAKE_COMPILER = """#!/bin/sh
@@ -91,37 +113,47 @@ def requires_dist(wheel: Path) -> list[str]:
     ]
 
 
-def test_torchvision_against_pypi_torch_260(torch_260: Path, tmp_path: Path) -> None:
-    require(Path("/usr/bin/python3.11").exists(), "Python 3.11 (cp311)", "Debian 12's python3")
+def site_listing(python: Path) -> list[str]:
+    code = "import sysconfig, os; print(sorted(os.listdir(sysconfig.get_paths()['purelib'])))"
+    done = subprocess.run([python, "-c", code], capture_output=True, text=True, check=True)
+    return done.stdout.split()
+
+
+def test_torchvision_against_an_interpreters_torch_260(user_env: Path, tmp_path: Path) -> None:
     require_tool("apt-get", "a Debian/Ubuntu host")
     require_tool("ccache")
+    before = site_listing(user_env)
     root, dist = tmp_path / "root", tmp_path / "dist"
     env = {**os.environ, "PATH": f"{failing_compiler(tmp_path / 'bad')}:{os.environ['PATH']}"}
-    failed = torchsmith(build(torch_260, root, dist), env)
+    failed = torchsmith(build(user_env, root, dist), env)
     assert failed.returncode == 10, failed.stdout[-2000:] + failed.stderr[-2000:]
     said = failed.stderr + failed.stdout
     assert "companion torchvision 0.21.0 failed in stage torchvision-build" in said
     assert "torchvision-build.log" in said and "rerunning the same command resumes" in said
-    assert (dist / torch_260.name).is_file()  # published before any companion
 
-    first = manifest_of(torchsmith(build(torch_260, root, dist), dict(os.environ)), dist)
+    first = manifest_of(torchsmith(build(user_env, root, dist), dict(os.environ)), dist)
     assert "companion-env" not in first["stages"]  # the env of the failed run is reused
+    assert first["torch"]["kind"] == "python" and first["torch"]["location"] == str(user_env)
     [vision] = first["companions"]
     assert vision["verify"]["requires_torch"] == "torch==2.6.0"
     assert vision["verify"]["smoke"]["nms"] == [0, 2]
     assert vision["verify"]["smoke"]["torch"] == "2.6.0+cu124"
+    assert vision["verify"]["binaries"]["links"] == ["libc10.so", "libtorch_cpu.so"]
+    assert vision["verify"]["binaries"]["cxx11_abi"] is False  # the torch's own ABI
     assert vision["source"]["sha256:pytorch-vision_0.21.0.orig.tar.gz"] == (
         "0a4a967bbb7f9810f792cd0289a07fb98c8fb5d1303fae8b63e3a6b05d720058"
     )
     assert "unavailable:pytorch-vision_0.21.0-3.dsc" in vision["source"]
     [built] = sorted(dist.glob("torchvision-0.21.0-*.whl"))
     assert "torch==2.6.0" in requires_dist(built)
+    assert [a["name"] for a in first["artifacts"]] == [built.name]  # no torch wheel to publish
+    assert site_listing(user_env) == before  # the interpreter's environment is untouched
 
     ws = Path(first["workspace"])
     (ws / "stages" / "torchvision-built.done").unlink()
     shutil.rmtree(ws / "companions" / "torchvision")
     dist2 = tmp_path / "dist2"  # the same plan; --no-verify: the smoke test ran above (CI time)
-    rebuilt = torchsmith([*build(torch_260, root, dist2), "--no-verify"], dict(os.environ))
+    rebuilt = torchsmith([*build(user_env, root, dist2), "--no-verify"], dict(os.environ))
     again = manifest_of(rebuilt, dist2)
     assert again["plan_hash"] == first["plan_hash"]
     assert again["companions"][0]["verify"]["requires_torch"] == "torch==2.6.0"

@@ -3,6 +3,7 @@ built against; the build env's torch requirements as the torch wheel declares th
 
 from __future__ import annotations
 
+import json
 import zipfile
 from pathlib import Path
 
@@ -10,6 +11,7 @@ import pytest
 
 from torchsmith.cache.launcher import CompilerCache
 from torchsmith.companions import buildenv
+from torchsmith.companions.torchsource import PTH, install_args, link, of_interpreter
 from torchsmith.companions.verify import check_torch_pin, torch_requirements
 from torchsmith.errors import VerifyError
 from torchsmith.inspect.model import Inspection
@@ -62,11 +64,30 @@ def test_the_build_env_installs_the_exact_torch_without_dependencies(tmp_path: P
     wheel = tmp_path / "torch-2.6.0-cp311-cp311-manylinux1_x86_64.whl"
     venv, pinned = tmp_path / "env", buildenv.pip(tmp_path / "env" / "bin" / "python")
     make, torch, rest = buildenv.venv_commands(
-        "/usr/bin/python3.11", venv, wheel, ["sympy==1.13.1"]
+        "/usr/bin/python3.11", venv, [wheel], ["sympy==1.13.1"]
     )
     assert make == ["/usr/bin/python3.11", "-m", "venv", "--clear", venv]
     assert torch == [*pinned, "--no-deps", wheel]
     assert rest == [*pinned, "sympy==1.13.1", *buildenv.BUILD_TOOLS]
+
+
+def test_an_interpreters_torch_is_seen_through_a_pth_file_never_installed(tmp_path: Path) -> None:
+    venv = tmp_path / "env"
+    make, tools = buildenv.venv_commands("/opt/venv/bin/python", venv, [], [])
+    assert make[0] == "/opt/venv/bin/python"
+    assert tools == buildenv.pip(venv / "bin" / "python", *buildenv.BUILD_TOOLS)
+    (venv / "lib" / "python3.11" / "site-packages").mkdir(parents=True)
+    (tmp_path / "torch" / "lib").mkdir(parents=True)
+    (tmp_path / "torch" / "lib" / "libc10.so").write_bytes(b"")
+    answer = json.dumps(
+        {"torch_dir": str(tmp_path / "torch"), "version": "2.6.0", "site": ["/opt/venv/sp"]}
+    )
+    source = of_interpreter("/opt/venv/bin/python", answer)
+    assert source.wheel is None and source.libs == {"libc10.so"}
+    assert install_args(source) == []
+    link(source, venv)
+    pth = venv / "lib" / "python3.11" / "site-packages" / PTH
+    assert pth.read_text() == "/opt/venv/sp\n"
 
 
 def test_the_compiler_cache_is_a_masquerade_dir_first_on_path(tmp_path: Path) -> None:

@@ -13,6 +13,7 @@ from rich.table import Table
 from torchsmith.console import print_json, print_table, shown, table
 from torchsmith.errors import UsageError
 from torchsmith.inspect import Inspection, inspect_artifact
+from torchsmith.inspect.companion import CompanionInspection, inspect_companion_wheel, is_companion
 from torchsmith.inspect.model import Component
 
 
@@ -100,9 +101,38 @@ def find_cuobjdump(choice: str) -> str | None:
     return shutil.which("cuobjdump", path=os.environ.get("PATH", ""))
 
 
+def companion_table(insp: CompanionInspection) -> Table:
+    grid = table(shown(f"{insp.name} {insp.version}"), "key", "value", show_header=False)
+    abi = {True: "True (std::__cxx11)", False: "False (old std::string)", None: "not seen"}
+    rows = [
+        ("location", insp.location),
+        ("requires torch", " ".join(insp.requires_torch) or "no torch requirement"),
+        ("C++11 ABI", abi[insp.cxx11_abi]),
+        ("SASS", " ".join(insp.sass) or "—"),
+        ("PTX", " ".join(insp.ptx) or "—"),
+    ]
+    for mod in insp.modules:
+        links = " ".join(mod.torch_libs) or "no torch library"
+        rows.append((mod.path, f"links {links}; ABI: {mod.abi_evidence}"))
+    for key, value in rows:
+        grid.add_row(f"[bold]{shown(key)}[/]", shown(value))
+    return grid
+
+
+def _companion(path: Path, as_json: bool) -> int:
+    insp = inspect_companion_wheel(path)
+    if as_json:
+        print_json(insp.model_dump(mode="json"))
+    else:
+        print_table(companion_table(insp))
+    return 0
+
+
 def _handler(args: argparse.Namespace) -> int:
     if (args.wheel is None) == (args.python is None):
         raise UsageError("give either a wheel file or --python PATH", "torchsmith inspect --help")
+    if args.wheel and is_companion(Path(args.wheel)):
+        return _companion(Path(args.wheel), args.json)
     insp = inspect_artifact(
         wheel=Path(args.wheel) if args.wheel else None,
         python=args.python,
@@ -121,7 +151,11 @@ def _handler(args: argparse.Namespace) -> int:
 
 def register(sub: Any) -> None:
     parser = sub.add_parser("inspect", help="what a torch wheel or installation really contains")
-    parser.add_argument("wheel", nargs="?", help="a torch wheel file (not installed)")
+    parser.add_argument(
+        "wheel",
+        nargs="?",
+        help="a torch wheel file, or a torchvision/torchaudio/torchtext wheel (not installed)",
+    )
     parser.add_argument("--python", help="inspect the torch this interpreter imports")
     parser.add_argument(
         "--cuobjdump",

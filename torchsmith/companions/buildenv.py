@@ -42,15 +42,15 @@ def pip(python: Path, *args: str | Path) -> list[str | Path]:
 
 
 def venv_commands(
-    base_python: str, venv: Path, wheel: Path, reqs: list[str]
+    base_python: str, venv: Path, torch: list[str | Path], reqs: list[str]
 ) -> list[list[str | Path]]:
-    """The commands that make the build env: venv, the exact torch, its requirements."""
+    """The commands that make the build env: venv, the exact torch (``torch``: its wheel, or
+    nothing when the venv sees an interpreter's torch), its requirements, the build tools."""
     python = venv / "bin" / "python"
-    return [
-        [base_python, "-m", "venv", "--clear", venv],
-        pip(python, "--no-deps", wheel),
-        pip(python, *reqs, *BUILD_TOOLS),
-    ]
+    commands: list[list[str | Path]] = [[base_python, "-m", "venv", "--clear", venv]]
+    if torch:
+        commands.append(pip(python, "--no-deps", *torch))
+    return [*commands, pip(python, *reqs, *BUILD_TOOLS)]
 
 
 def plan_cache(

@@ -63,3 +63,7 @@ class CompanionBuildPlan(_Frozen):
     torch: TorchFacts
     builds: list[CompanionBuild]
     max_jobs: int
+    cuda: str | None = Field(
+        None, description="the CUDA their ops are compiled with (the plan's toolkit); None: CPU"
+    )
+    arch_list: str = Field("", description="TORCH_CUDA_ARCH_LIST of their CUDA ops ('' for CPU)")

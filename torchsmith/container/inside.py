@@ -89,8 +89,7 @@ def refusals(spec: BuildSpec, engine: EngineChoice | None) -> list[Problem]:
     if spec.cache.location and _USERINFO.search(spec.cache.location):
         problems.append(
             Problem(
-                "a compiler cache URL with credentials would reach the container's command "
-                "line",
+                "a compiler cache URL with credentials would reach the container's command line",
                 "give the credentials through the cache's own environment on this machine "
                 "and build here (--backend local)",
                 "cache.location",

@@ -85,7 +85,8 @@ def _plan(ctx: Ctx, can: Capabilities, against: TorchFacts | None = None) -> Bui
         fixes=fixes,
     )
     cache, cache_setup = resolve_cache(ctx, local_jobs)
-    build = _companion_builds(ctx, can, against, companions, (torch.value, python.value, jobs))
+    made = (torch.value, python.value, jobs, arch_list if cuda.value else None)
+    build = _companion_builds(ctx, can, against, companions, made)
     refuse_unsupported(ctx, can, linking["cuda"].value)
     if ctx.problems:
         raise _fail(ctx)
@@ -118,7 +119,7 @@ def _plan(ctx: Ctx, can: Capabilities, against: TorchFacts | None = None) -> Bui
         install_python=spec.install_python,
         backend=spec.backend,
         companion_build=build,
-        steps=against_steps(build)
+        steps=against_steps(build, toolkit.value)
         if build and against
         else plan_steps(
             StepInputs(
@@ -141,18 +142,19 @@ def _companion_builds(
     can: Capabilities,
     against: TorchFacts | None,
     companions: list[CompanionPlan],
-    made: tuple[str, str | None, tuple[Decision[Any], Decision[Any]]],
+    made: tuple[str, str | None, tuple[Decision[Any], Decision[Any]], str | None],
 ) -> CompanionBuildPlan | None:
     """The companions' builds: against ``--against``'s torch, or (one run) against the torch
     this build makes (``made``: its version, Python and jobs) — when this pipeline carries that
     out (else support.py refuses it)."""
-    torch, python, jobs = made
+    torch, python, jobs, arch_list = made
     if against is not None:
-        return plan_companion_builds(ctx, against, companions, jobs[0].value)
+        return plan_companion_builds(ctx, against, companions, jobs[0].value, arch_list)
     runs_here = can.companion_step and ctx.spec.backend in can.backends
     if not (ctx.spec.companions and runs_here) or not one_run_ok(ctx):
         return None
-    return plan_companion_builds(ctx, built_torch(torch, python), companions, jobs[0].value)
+    facts = built_torch(torch, python, ctx.spec.cuda)
+    return plan_companion_builds(ctx, facts, companions, jobs[0].value, arch_list)
 
 
 def resolve(

@@ -26,17 +26,18 @@ DEBIAN_PACKAGE = {
     "torchaudio": "pytorch-audio",
     "torchtext": "pytorch-text",
 }
-BUILDABLE = ("torchvision",)
+BUILDABLE = ("torchvision", "torchaudio")
 """Companions the ``companion`` step builds and smoke-tests today."""
 NOT_YET = {
-    "torchaudio": "torchaudio builds through torch's CMake package, and a CUDA torch's "
-    "Caffe2Config.cmake stops without a CUDA toolkit ('Your installed Caffe2 version uses CUDA "
-    "but I cannot find the CUDA libraries', torch 2.6.0 share/cmake/Caffe2/Caffe2Config.cmake:90; "
-    "measured with PyPI's torch 2.6.0+cu124, 2026-11-24); companions get no toolkit yet, and a "
-    "build against a CPU torch has not been verified",
     "torchtext": "its Debian orig (pytorch-text 0.14.1) is not served by the mirror and no "
     "smoke test exists yet",
 }
+AUDIO_NEEDS_TOOLKIT = (
+    "torchaudio builds through torch's CMake package, and a CUDA torch's Caffe2Config.cmake "
+    "stops without a CUDA toolkit ('Your installed Caffe2 version uses CUDA but I cannot find "
+    "the CUDA libraries', torch 2.6.0 share/cmake/Caffe2/Caffe2Config.cmake:90; measured with "
+    "PyPI's torch 2.6.0+cu124, 2026-11-24)"
+)
 VISION = "pytorch/vision@v{v}:setup.py"
 AUDIO = "pytorch/audio@v{v}:tools/setup_helpers/extension.py"
 SMOKE = {
@@ -94,17 +95,23 @@ def against_source(facts: TorchFacts) -> SourcePlan:
     )
 
 
-def against_steps(plan: CompanionBuildPlan) -> list[PlanStep]:
+def against_steps(plan: CompanionBuildPlan, toolkit: str | None) -> list[PlanStep]:
+    """[toolchain (their CUDA ops need the toolkit),] companion."""
     names = ", ".join(f"{b.name} {b.version}" for b in plan.builds)
+    ops = f"CUDA ops for {plan.arch_list}, " if plan.cuda else ""
     what = (
         f"{names} from Debian source against torch {plan.torch.version} "
-        f"({plan.torch.location}): build env with that exact torch (--no-deps), build, "
-        "check Requires-Dist, smoke tests in a fresh venv, publish"
+        f"({plan.torch.location}): build env with that exact torch (--no-deps), build "
+        f"({ops}compiler cache), check Requires-Dist, smoke tests in a fresh venv, publish"
     )
-    return [PlanStep(name="companion", what=what)]
+    steps = [PlanStep(name="companion", what=what)]
+    if plan.cuda is not None:
+        tool = f"CUDA {plan.cuda} from {toolkit} (the companions' CUDA ops)"
+        steps.insert(0, PlanStep(name="toolchain", what=tool))
+    return steps
 
 
-def built_torch(torch: str, python: str | None) -> TorchFacts:
+def built_torch(torch: str, python: str | None, cuda: str | None = None) -> TorchFacts:
     """The torch this build makes, as its companions see it before it exists: the release it
     builds (the wheel's version; a local ``+…`` part still satisfies ``torch==X.Y.Z``) and the
     Python it builds for. The wheel and its ``Requires-Dist`` are filled in by the companion
@@ -113,7 +120,7 @@ def built_torch(torch: str, python: str | None) -> TorchFacts:
         kind="build",
         location="",
         version=public(torch),
-        cuda=None,
+        cuda=cuda,
         cxx11_abi=None,
         abi_evidence="the torch this build makes (the companions read it from the wheel)",
         python=python,
@@ -144,31 +151,37 @@ def one_run_ok(ctx: Ctx) -> bool:
     return True
 
 
+def _same_cuda(a: str, b: str) -> bool:
+    return a.split(".")[:2] == b.split(".")[:2]
+
+
 def _cuda_ok(ctx: Ctx, facts: TorchFacts) -> bool:
-    if facts.kind == "build" and ctx.spec.cuda is not None:
+    """Companions' CUDA ops are compiled with the CUDA their torch was built with."""
+    asked = ctx.spec.cuda
+    if facts.kind == "build" or (asked is None and facts.cuda is None):
+        return True
+    if asked is not None and facts.cuda is None:
         ctx.problem(
-            f"--with together with --cuda {ctx.spec.cuda}: companions' CUDA ops are not built "
-            "yet (no CUDA toolkit step for companions)",
-            "build the CUDA torch alone (drop --with), or build both for the CPU (--cpu); "
-            "the CPU-only companions of a CUDA torch: --with torchvision --cpu --against "
-            "dist/torch-….whl",
+            f"--cuda {asked}, but the --against torch is a CPU build: CUDA ops compiled for its "
+            "companions could never run with it",
+            "ask --cpu",
             "accelerator",
         )
         return False
-    if ctx.spec.cuda is not None:
+    if asked is not None and facts.cuda is not None and not _same_cuda(asked, facts.cuda):
         ctx.problem(
-            f"--cuda {ctx.spec.cuda}: companions' CUDA ops against an --against torch are not "
-            "built yet (no CUDA toolkit step for companions)",
-            "ask --cpu: the companions' CPU ops, loadable with this torch",
+            f"--cuda {asked}, but the --against torch is a CUDA {facts.cuda} build",
+            f"use --cuda {facts.cuda}: the companions' CUDA ops are compiled with the CUDA "
+            "their torch was built with",
             "accelerator",
         )
         return False
-    if facts.cuda is not None and not ctx.asked("accelerator"):
+    if asked is None and not ctx.asked("accelerator"):
         ctx.problem(
-            f"the --against torch is a CUDA {facts.cuda} build; building the companions' CUDA "
-            "ops is not carried out yet",
-            "ask --cpu explicitly to build their CPU ops only (they load with this torch; ops "
-            "on CUDA tensors, e.g. torchvision.ops.nms on cuda, are then missing)",
+            f"the --against torch is a CUDA {facts.cuda} build: say which ops its companions get",
+            f"--cuda {facts.cuda} builds their CUDA ops too (torchsmith provisions the toolkit; "
+            "--gpu picks the archs); --cpu builds their CPU ops only (ops on CUDA tensors, "
+            "e.g. torchvision.ops.nms on cuda, are then missing)",
             "accelerator",
         )
         return False
@@ -187,8 +200,49 @@ def _source_ok(ctx: Ctx) -> bool:
     return False
 
 
-def _vision_env(version: str, torch: str) -> list[EnvValue]:
+CPP_EXTENSION = "pytorch/pytorch@v{v}:torch/utils/cpp_extension.py"
+
+
+def _arch_env(arch_list: str, torch: str) -> EnvValue:
+    src = CPP_EXTENSION.format(v=torch)
+    return EnvValue(
+        name="TORCH_CUDA_ARCH_LIST",
+        value=arch_list,
+        reason=f"the plan's GPU archs; torch.utils.cpp_extension turns the list into -gencode "
+        f"flags ({src}: _get_cuda_arch_flags) and torch's CMake package the same "
+        "(share/cmake/Caffe2/public/cuda.cmake); without it the build would ask a GPU",
+    )
+
+
+def _vision_cuda(version: str, torch: str, arch_list: str | None) -> list[EnvValue]:
     src = VISION.format(v=version)
+    if arch_list is None:
+        return [
+            EnvValue(
+                name="FORCE_CUDA",
+                value="0",
+                reason=f"CPU ops only (--cpu); torch {torch}'s own kernels are unaffected ({src})",
+            )
+        ]
+    return [
+        EnvValue(
+            name="FORCE_CUDA",
+            value="1",
+            reason=f"compile the CUDA ops (torchvision/csrc/ops/cuda) although the build "
+            f"machine has no GPU ({src})",
+        ),
+        _arch_env(arch_list, torch),
+    ]
+
+
+def _vision_env(version: str, torch: str, arch_list: str | None) -> list[EnvValue]:
+    src = VISION.format(v=version)
+    gpu = (
+        "this build is CPU-only"
+        if arch_list is None
+        else "the module would load libnvjpeg.so, which the torch it is built against does not "
+        "bring (its Requires-Dist has no nvJPEG)"
+    )
     return [
         EnvValue(
             name="TORCHVISION_USE_PNG",
@@ -208,7 +262,7 @@ def _vision_env(version: str, torch: str) -> list[EnvValue]:
         EnvValue(
             name="TORCHVISION_USE_NVJPEG",
             value="0",
-            reason=f"GPU JPEG decoding is a CUDA op; this build is CPU-only ({src})",
+            reason=f"GPU JPEG decoding (nvJPEG) left out: {gpu} ({src})",
         ),
         EnvValue(
             name="TORCHVISION_USE_FFMPEG",
@@ -218,25 +272,40 @@ def _vision_env(version: str, torch: str) -> list[EnvValue]:
         EnvValue(
             name="TORCHVISION_USE_VIDEO_CODEC",
             value="0",
-            reason=f"GPU video decoding (NVDEC) is CUDA-only ({src})",
+            reason=f"GPU video decoding (NVDEC) left out: needs NVIDIA's Video Codec SDK, which "
+            f"no toolkit holds ({src})",
         ),
-        EnvValue(
-            name="FORCE_CUDA",
-            value="0",
-            reason=f"CPU ops only (--cpu); torch {torch}'s own kernels are unaffected ({src})",
-        ),
+        *_vision_cuda(version, torch, arch_list),
     ]
 
 
-def _audio_env(version: str) -> list[EnvValue]:
+def _audio_cuda(version: str, torch: str, arch_list: str | None) -> list[EnvValue]:
     src = AUDIO.format(v=version)
-    sox = f"pytorch/audio@v{version}:third_party/sox/CMakeLists.txt"
+    if arch_list is None:
+        return [
+            EnvValue(
+                name="USE_CUDA",
+                value="0",
+                reason=f"CPU ops only (--cpu); the default is torch.backends.cuda.is_built() "
+                f"({src})",
+            )
+        ]
     return [
         EnvValue(
             name="USE_CUDA",
-            value="0",
-            reason=f"CPU ops only (--cpu); the default is torch.backends.cuda.is_built() ({src})",
+            value="1",
+            reason=f"compile libtorchaudio's CUDA kernels (RNN-T loss, forced alignment, IIR "
+            f"filter) with the provisioned toolkit ({src})",
         ),
+        _arch_env(arch_list, torch),
+    ]
+
+
+def _audio_env(version: str, torch: str, arch_list: str | None) -> list[EnvValue]:
+    src = AUDIO.format(v=version)
+    sox = f"pytorch/audio@v{version}:third_party/sox/CMakeLists.txt"
+    return [
+        *_audio_cuda(version, torch, arch_list),
         EnvValue(name="USE_ROCM", value="0", reason=f"not a ROCm build ({src})"),
         EnvValue(
             name="USE_FFMPEG",
@@ -249,14 +318,37 @@ def _audio_env(version: str) -> list[EnvValue]:
             reason=f"BUILD_SOX=1 downloads sox 14.4.2 from SourceForge while configuring ({sox}); "
             "audio files load through the soundfile backend instead",
         ),
-        EnvValue(name="BUILD_CUDA_CTC_DECODER", value="0", reason=f"a CUDA-only extension ({src})"),
+        EnvValue(
+            name="BUILD_CUDA_CTC_DECODER",
+            value="0",
+            reason=f"the CUDA CTC beam-search decoder (cuctc, its own CUDA library) is left out "
+            f"of the build ({src})",
+        ),
     ]
 
 
-def companion_env(name: str, version: str, facts: TorchFacts, jobs: int) -> list[EnvValue]:
-    """Every variable of one companion's build, with its reason and source."""
+def _visible_devices(arch_list: str | None) -> EnvValue:
+    why = (
+        "hiding the GPUs keeps the build CPU-only as planned"
+        if arch_list is None
+        else "hiding the GPUs makes the archs the plan's TORCH_CUDA_ARCH_LIST, never the "
+        "build machine's GPU"
+    )
+    return EnvValue(
+        name="CUDA_VISIBLE_DEVICES",
+        value="",
+        reason="setup.py turns CUDA sources on when torch.cuda.is_available() (and a "
+        f"CUDA_HOME is found); {why}",
+    )
+
+
+def companion_env(
+    name: str, version: str, facts: TorchFacts, jobs: int, arch_list: str | None = None
+) -> list[EnvValue]:
+    """Every variable of one companion's build, with its reason and source. ``arch_list``:
+    the plan's TORCH_CUDA_ARCH_LIST for a build of the companion's CUDA ops (None: CPU)."""
     setup = (VISION if name == "torchvision" else "pytorch/audio@v{v}:setup.py").format(v=version)
-    own = _vision_env(version, facts.version) if name == "torchvision" else _audio_env(version)
+    own_env = _vision_env if name == "torchvision" else _audio_env
     return [
         EnvValue(
             name="BUILD_VERSION",
@@ -269,13 +361,8 @@ def companion_env(name: str, version: str, facts: TorchFacts, jobs: int) -> list
             reason=f"Requires-Dist pins torch=={facts.version}, the torch it is built against, "
             f"so pip can never swap it ({setup})",
         ),
-        *own,
-        EnvValue(
-            name="CUDA_VISIBLE_DEVICES",
-            value="",
-            reason="setup.py turns CUDA sources on when torch.cuda.is_available() (and a "
-            "CUDA_HOME is found); hiding the GPUs keeps the build CPU-only as planned",
-        ),
+        *own_env(version, facts.version, arch_list),
+        _visible_devices(arch_list),
         EnvValue(
             name="MAX_JOBS",
             value=str(jobs),
@@ -289,7 +376,9 @@ def companion_env(name: str, version: str, facts: TorchFacts, jobs: int) -> list
     ]
 
 
-def _one_build(ctx: Ctx, comp: CompanionPlan, facts: TorchFacts, jobs: int) -> CompanionBuild:
+def _one_build(
+    ctx: Ctx, comp: CompanionPlan, facts: TorchFacts, jobs: int, arch_list: str | None
+) -> CompanionBuild:
     package = DEBIAN_PACKAGE[comp.name]
     pkg = ctx.kb.debian_package(package, comp.version)
     return CompanionBuild(
@@ -298,18 +387,27 @@ def _one_build(ctx: Ctx, comp: CompanionPlan, facts: TorchFacts, jobs: int) -> C
         package=package,
         debian_version=pkg.version,
         suite=pkg.suite,
-        env=companion_env(comp.name, comp.version, facts, jobs),
+        env=companion_env(comp.name, comp.version, facts, jobs, arch_list),
         smoke=SMOKE[comp.name],
         reason=f"Debian {pkg.suite} source package {package} {pkg.version}; {comp.reason}",
     )
 
 
-def _buildable(ctx: Ctx, comp: CompanionPlan) -> bool:
+def _buildable(ctx: Ctx, comp: CompanionPlan, facts: TorchFacts) -> bool:
     if comp.name not in BUILDABLE:
         ctx.problem(
             f"{comp.name}: building it is not carried out yet (only {', '.join(BUILDABLE)}): "
             f"{NOT_YET.get(comp.name, '')}",
             f"drop {comp.name}; build it by hand against the published torch wheel",
+            "companions",
+        )
+        return False
+    if comp.name == "torchaudio" and facts.cuda is not None and ctx.spec.cuda is None:
+        ctx.problem(
+            f"torchaudio against the CUDA {facts.cuda} torch needs its CUDA toolkit: "
+            f"{AUDIO_NEEDS_TOOLKIT}",
+            f"add --cuda {facts.cuda} (torchsmith provisions the toolkit, and torchaudio's CUDA "
+            "kernels are built too), or drop torchaudio",
             "companions",
         )
         return False
@@ -322,9 +420,14 @@ def _buildable(ctx: Ctx, comp: CompanionPlan) -> bool:
 
 
 def plan_companion_builds(
-    ctx: Ctx, facts: TorchFacts, companions: list[CompanionPlan], jobs: int
+    ctx: Ctx,
+    facts: TorchFacts,
+    companions: list[CompanionPlan],
+    jobs: int,
+    arch_list: str | None = None,
 ) -> CompanionBuildPlan | None:
-    """The companions' builds against ``facts``' torch, or None (problems recorded)."""
+    """The companions' builds against ``facts``' torch, or None (problems recorded).
+    ``arch_list``: the plan's TORCH_CUDA_ARCH_LIST when their CUDA ops are built (--cuda)."""
     if not ctx.spec.companions:
         ctx.problem(
             "--against names a torch to build companions against, but no companion was asked",
@@ -334,13 +437,16 @@ def plan_companion_builds(
         return None
     checks = [_cuda_ok(ctx, facts), _source_ok(ctx)]
     # Debian's packages are looked up only for a Debian source (else that refusal says it all)
-    ok = [c for c in companions if _buildable(ctx, c)] if checks[1] else []
+    ok = [c for c in companions if _buildable(ctx, c, facts)] if checks[1] else []
     if not all(checks) or len(ok) != len(companions) or not ok:
         return None
-    if facts.cuda is not None:
+    if facts.cuda is not None and arch_list is None:
         ctx.warnings.append(
             f"torch {facts.runtime_version or facts.version} is a CUDA {facts.cuda} build; the "
             "companions get CPU ops only (--cpu): their ops on CUDA tensors are missing"
         )
-    builds = [_one_build(ctx, c, facts, jobs) for c in ok]
-    return CompanionBuildPlan(torch=facts, builds=builds, max_jobs=jobs)
+    builds = [_one_build(ctx, c, facts, jobs, arch_list) for c in ok]
+    cuda = ctx.spec.cuda if arch_list is not None else None
+    return CompanionBuildPlan(
+        torch=facts, builds=builds, max_jobs=jobs, cuda=cuda, arch_list=arch_list or ""
+    )

@@ -61,6 +61,7 @@ PIPELINE = Capabilities(
     companions=True,
     companion_step=True,
     companions_against=True,
+    companions_python=True,
 )
 """What ``torchsmith build`` runs today."""
 

@@ -22,17 +22,27 @@ from __future__ import annotations
 import json
 import shutil
 import tempfile
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from torchsmith.cache import CompilerCache
 from torchsmith.cache.stats import CacheStats
 from torchsmith.companions import buildenv
+from torchsmith.companions.binary import check_binaries
 from torchsmith.companions.model import CompanionBuild, CompanionBuildPlan
+from torchsmith.companions.torchsource import (
+    ASK_SITE,
+    TorchSource,
+    install_args,
+    link,
+    of_interpreter,
+    of_wheel,
+)
 from torchsmith.companions.verify import SMOKE_EXTRAS, SMOKE_SCRIPTS, check_torch_pin
 from torchsmith.errors import BuildError, InternalError, ToolError, TorchsmithError, VerifyError
 from torchsmith.hashing import sha256_file
+from torchsmith.inspect.companion import inspect_companion_wheel
 from torchsmith.kb import load as load_kb
 from torchsmith.packaging.conda import wheel_metadata
 from torchsmith.report.manifest import artifact_record
@@ -53,9 +63,34 @@ class Env:
     cache: CompilerCache
     cache_bin: Path | None
     torch: dict[str, Any]
-    torch_wheel: Path
-    """The published torch wheel (what the smoke venvs install)."""
-    base_python: str
+    source: TorchSource
+    """The torch every venv gets: the published wheel, or --against python:'s own."""
+    cuda_env: dict[str, str]
+    """The companions' CUDA variables known only once the toolkit is provisioned."""
+    toolkit: dict[str, Any] | None = None
+    made: dict[str, Path] = field(default_factory=dict)
+    """What this run has made once for all companions (the smoke venv)."""
+
+
+def cuda_env(
+    plan: CompanionBuildPlan, toolkit: dict[str, Any] | None, cache: CompilerCache
+) -> dict[str, str]:
+    """CUDA_HOME of the provisioned toolkit, and nvcc through the compiler cache: torchvision's
+    ninja file calls ``$PYTORCH_NVCC`` (torch/utils/cpp_extension.py: "user can set nvcc
+    compiler with ccache"), torchaudio's CMake reads CMAKE_CUDA_COMPILER_LAUNCHER."""
+    if plan.cuda is None:
+        return {}
+    if toolkit is None:
+        raise InternalError(
+            "the companions' CUDA ops are planned but no toolkit was provisioned",
+            "the plan's toolchain step must come before companion; report this as a bug",
+        )
+    root = Path(toolkit["root"])
+    env = {"CUDA_HOME": str(root), "CUDA_PATH": str(root)}
+    if cache.active and cache.program:
+        env["PYTORCH_NVCC"] = f"{cache.program} {root / 'bin' / 'nvcc'}"
+        env["CMAKE_CUDA_COMPILER_LAUNCHER"] = cache.program
+    return env
 
 
 def _plan_of(ctx: BuildContext) -> CompanionBuildPlan:
@@ -72,7 +107,11 @@ def _root(ctx: BuildContext) -> Path:
     return ctx.workspace.root / "companions"
 
 
-def _publish_torch(ctx: BuildContext, wheel: Path) -> Path:
+def _publish_torch(ctx: BuildContext, plan: CompanionBuildPlan) -> Path | None:
+    """The torch wheel into the output directory (none for --against python:)."""
+    if plan.torch.kind == "python":
+        return None
+    wheel = Path(plan.torch.location)
     out = ctx.options.output_dir
     with ctx.stage("companion-torch", f"{wheel.name} → {out} (before any companion)"):
         out.mkdir(parents=True, exist_ok=True)
@@ -94,43 +133,67 @@ def _ask_torch(ctx: BuildContext, python: Path, env: dict[str, str]) -> dict[str
 
 
 def _make_env(
-    ctx: BuildContext, state: BuildState, plan: CompanionBuildPlan, env: dict[str, str]
+    ctx: BuildContext, plan: CompanionBuildPlan, source: TorchSource, env: dict[str, str]
 ) -> None:
-    wheel = Path(plan.torch.location)
     venv = _root(ctx) / "env"
     reqs = buildenv.runtime_requirements(plan.torch.requires_dist)
     log = ctx.log(ENV_STAGE)
-    for argv in buildenv.venv_commands(state.tools.python, venv, wheel, reqs):
+    first, *rest = buildenv.venv_commands(source.creator, venv, install_args(source), reqs)
+    ctx.executor.run(first, env=env, log_path=log)
+    link(source, venv)
+    for argv in rest:
         ctx.executor.run(argv, env=env, log_path=log)
 
 
+def torch_source(
+    ctx: BuildContext, state: BuildState, plan: CompanionBuildPlan, published: Path | None
+) -> TorchSource:
+    """The published torch wheel, or the torch the --against interpreter imports."""
+    if published is not None:
+        return of_wheel(published, state.tools.python)
+    python = plan.torch.location
+    done = ctx.executor.capture([python, "-c", ASK_SITE], env=state.base_env, timeout=300)
+    if done.returncode != 0 or not done.stdout.strip():
+        raise BuildError(
+            f"--against python:{python} cannot import torch: {done.stderr.strip()[-400:]}",
+            "name an interpreter whose environment has torch installed",
+        )
+    return of_interpreter(python, done.stdout.strip().splitlines()[-1])
+
+
+def _env_key(plan: CompanionBuildPlan, source: TorchSource) -> dict[str, Any]:
+    if source.wheel is not None:
+        return {"torch_sha256": sha256_file(source.wheel)}
+    return {"torch": plan.torch.version, **source.key()}
+
+
 def environment(
-    ctx: BuildContext, state: BuildState, plan: CompanionBuildPlan, published: Path
+    ctx: BuildContext, state: BuildState, plan: CompanionBuildPlan, published: Path | None
 ) -> Env:
-    """The build env (made once per torch wheel) and the compiler cache."""
-    wheel = Path(plan.torch.location)
+    """The build env (made once per torch) and the compiler cache."""
+    source = torch_source(ctx, state, plan, published)
     venv = _root(ctx) / "env"
-    base = dict(state.base_env)
+    base = state.build_env_base()
     cache = buildenv.plan_cache(ctx.plan, ctx.options.cache_root, state.tools.cache, base)
     cache_bin = None
     if cache.active and cache.kind == "ccache" and cache.program:
         cache_bin = buildenv.masquerade(_root(ctx) / "ccache-bin", cache.program)
     env = buildenv.build_env(base, venv, cache, cache_bin, {})
-    digest = sha256_file(wheel)
+    key = _env_key(plan, source)
     made = ctx.workspace.read_marker(ENV_STAGE) if ctx.workspace.is_done(ENV_STAGE) else {}
-    if made.get("torch_sha256") != digest:
-        with ctx.stage(
-            ENV_STAGE, f"{venv}: torch {plan.torch.version} --no-deps + its requirements"
-        ):
-            _make_env(ctx, state, plan, env)
-        ctx.workspace.mark_done(ENV_STAGE, {"torch_sha256": digest})
+    if made != key:
+        with ctx.stage(ENV_STAGE, f"{venv}: torch {plan.torch.version}: {source.describe()}"):
+            _make_env(ctx, plan, source, env)
+        ctx.workspace.mark_done(ENV_STAGE, key)
     torch = _ask_torch(ctx, venv / "bin" / "python", env)
-    torch["sha256"] = digest
+    torch.update(key)
     torch["abi_note"] = abi_note(plan, torch)
     if torch["abi_note"]:
         ctx.reporter.message(torch["abi_note"])
     python = venv / "bin" / "python"
-    return Env(python, base, cache, cache_bin, torch, published, state.tools.python)
+    record = state.toolkit.record if state.toolkit else None
+    cuda = cuda_env(plan, record, cache)
+    return Env(python, base, cache, cache_bin, torch, source, cuda, record)
 
 
 def abi_note(plan: CompanionBuildPlan, torch: dict[str, Any]) -> str:
@@ -193,9 +256,8 @@ def _build(
         shutil.rmtree(path, ignore_errors=True)
     shutil.copytree(tree, src, symlinks=True)
     wheels.mkdir(parents=True)
-    env = buildenv.build_env(
-        e.base, e.python.parent.parent, e.cache, e.cache_bin, {v.name: v.value for v in comp.env}
-    )
+    own = {**e.cuda_env, **{v.name: v.value for v in comp.env}}
+    env = buildenv.build_env(e.base, e.python.parent.parent, e.cache, e.cache_bin, own)
     before = _stats(ctx, e.cache, env)
     argv: list[str | Path] = [
         e.python,
@@ -233,15 +295,27 @@ def _cache_record(
     return {"kind": cache.kind, "hits": delta.hits, "misses": delta.misses, "hit_rate": rate}
 
 
+def _smoke_python(ctx: BuildContext, e: Env, env: dict[str, str], log: Path) -> Path:
+    """One fresh venv per run with the torch alone (made at the first companion's smoke test);
+    each companion's wheel joins it, so the last smoke test imports them all together."""
+    venv = _root(ctx) / "smoke-venv"
+    python = venv / "bin" / "python"
+    if "smoke" not in e.made:
+        ctx.executor.run([e.source.creator, "-m", "venv", "--clear", venv], env=env, log_path=log)
+        link(e.source, venv)
+        torch = install_args(e.source)
+        if torch:
+            ctx.executor.run(buildenv.pip(python, *torch), env=env, log_path=log)
+        e.made["smoke"] = python
+    return python
+
+
 def _smoke(ctx: BuildContext, e: Env, comp: CompanionBuild, wheel: Path) -> dict[str, Any]:
-    venv = _root(ctx) / comp.name / "smoke-venv"
     log = ctx.log(f"{comp.name}-verify")
     drop = ("PYTHONPATH", "PYTHONHOME", "VIRTUAL_ENV")
     env = {k: v for k, v in e.base.items() if k not in drop}
-    python = venv / "bin" / "python"
-    ctx.executor.run([e.base_python, "-m", "venv", "--clear", venv], env=env, log_path=log)
-    wheels: list[str | Path] = [e.torch_wheel, wheel, *SMOKE_EXTRAS[comp.name]]
-    ctx.executor.run(buildenv.pip(python, *wheels), env=env, log_path=log)
+    python = _smoke_python(ctx, e, env, log)
+    ctx.executor.run(buildenv.pip(python, wheel, *SMOKE_EXTRAS[comp.name]), env=env, log_path=log)
     with tempfile.TemporaryDirectory(prefix="torchsmith-smoke-") as work:
         script = Path(work) / "smoke.py"
         script.write_text(SMOKE_SCRIPTS[comp.name], encoding="utf-8")
@@ -257,16 +331,21 @@ def _smoke(ctx: BuildContext, e: Env, comp: CompanionBuild, wheel: Path) -> dict
 
 
 def _verify(ctx: BuildContext, e: Env, comp: CompanionBuild, wheel: Path) -> dict[str, Any]:
-    version = _plan_of(ctx).torch.version
+    plan = _plan_of(ctx)
+    version = plan.torch.version
     smoke_what = comp.smoke if ctx.options.verify else "smoke test skipped (--no-verify)"
-    with ctx.stage(f"{comp.name}-verify", f"Requires-Dist pins torch=={version}; {smoke_what}"):
+    code = f", GPU code for {plan.arch_list}" if plan.arch_list else ""
+    what = f"Requires-Dist pins torch=={version}; links, C++ ABI{code}; {smoke_what}"
+    with ctx.stage(f"{comp.name}-verify", what):
         pin = check_torch_pin(wheel, version)
+        insp = inspect_companion_wheel(wheel)
+        binaries = check_binaries(insp, e.source.libs, e.torch.get("cxx11_abi"), plan.arch_list)
         smoke: dict[str, Any] | str = smoke_what
         if ctx.options.verify:
             smoke = _smoke(ctx, e, comp, wheel)
         else:
             ctx.reporter.message(f"{comp.name}: {smoke_what}; Requires-Dist checked")
-    return {"requires_torch": pin, "smoke": smoke}
+    return {"requires_torch": pin, "binaries": binaries, "smoke": smoke}
 
 
 def _built(ctx: BuildContext, e: Env, comp: CompanionBuild) -> tuple[Path, dict[str, Any]]:
@@ -301,18 +380,22 @@ def _one(ctx: BuildContext, e: Env, comp: CompanionBuild) -> Result:
 
 
 def _failure(
-    ctx: BuildContext, comp: CompanionBuild, exc: TorchsmithError, torch_wheel: Path
+    ctx: BuildContext, comp: CompanionBuild, exc: TorchsmithError, torch_wheel: Path | None
 ) -> BuildError:
     stage = _last_stage(ctx, comp)
     log = getattr(exc, "log_path", None) or str(ctx.log(stage))
     return BuildError(
         f"companion {comp.name} {comp.version} failed in stage {stage}: {exc.message}",
-        f"log: {log}. The torch wheel is kept ({torch_wheel}); rerunning the same command "
+        f"log: {log}. {_kept(torch_wheel)}rerunning the same command "
         f"resumes at {comp.name}. {exc.hint}".strip(),
         log_path=log,
         excerpt=exc.excerpt if isinstance(exc, ToolError) else (),
         returncode=exc.returncode if isinstance(exc, ToolError) else None,
     )
+
+
+def _kept(torch_wheel: Path | None) -> str:
+    return f"The torch wheel is kept ({torch_wheel}); " if torch_wheel else ""
 
 
 def _last_stage(ctx: BuildContext, comp: CompanionBuild) -> str:
@@ -333,8 +416,9 @@ def _manifest(
     if plan.torch.kind == "build":
         add_to_torch_manifest(ctx, state, e.torch, results)
         return
-    state.artifacts = [artifact_record(e.torch_wheel)] + [r.record["artifact"] for r in results]
-    state.published = [e.torch_wheel] + [r.wheel for r in results if r.wheel]
+    torch = [e.source.wheel] if e.source.wheel else []
+    state.artifacts = [artifact_record(w) for w in torch] + [r.record["artifact"] for r in results]
+    state.published = torch + [r.wheel for r in results if r.wheel]
     state.manifest = {
         "schema_version": 1,
         "kind": "companions",
@@ -390,7 +474,7 @@ def runtime_plan(plan: CompanionBuildPlan, state: BuildState) -> CompanionBuildP
 def run(ctx: BuildContext, state: BuildState) -> None:
     """Step ``companion``."""
     plan = runtime_plan(_plan_of(ctx), state)
-    published = _publish_torch(ctx, Path(plan.torch.location))
+    published = _publish_torch(ctx, plan)
     e = environment(ctx, state, plan, published)
     results = []
     for comp in plan.builds:

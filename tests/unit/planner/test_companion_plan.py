@@ -18,7 +18,6 @@ from torchsmith.inspect.model import Inspection
 from torchsmith.plan_model import BuildPlan
 from torchsmith.planner import resolve
 from torchsmith.planner.companions import companion_env
-from torchsmith.planner.support import KNOWLEDGE_ONLY
 from torchsmith.spec_sources import resolve_spec
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -89,10 +88,10 @@ def test_the_torchaudio_environment_would_pin_torch_and_leave_cuda_off() -> None
     assert env["BUILD_SOX"] == "0"  # else CMake downloads sox from SourceForge
 
 
-def test_torchaudio_is_refused_with_the_measured_cause() -> None:
+def test_torchaudio_against_a_cuda_torch_needs_its_toolkit_with_the_measured_cause() -> None:
     text = refusal(companions=("torchvision", "torchaudio"))
-    assert "torchaudio: building it is not carried out yet" in text
-    assert "Caffe2Config.cmake" in text and "CUDA toolkit" in text
+    assert "torchaudio against the CUDA 12.4 torch needs its CUDA toolkit" in text
+    assert "Caffe2Config.cmake" in text and "add --cuda 12.4" in text
 
 
 def test_a_companion_version_the_kb_does_not_pair_is_refused_naming_the_right_one() -> None:
@@ -109,8 +108,26 @@ def test_a_cuda_torch_needs_an_explicit_cpu_for_cpu_only_companions() -> None:
     assert "CUDA 12.4 build" in info.value.render() and "--cpu" in info.value.render()
 
 
-def test_companion_cuda_builds_are_refused_until_carried_out() -> None:
-    assert "companions' CUDA ops" in refusal(companions=("torchvision",), accelerator="12.4")
+def test_companion_cuda_ops_get_a_toolkit_step_and_the_plans_archs() -> None:
+    p = plan(companions=("torchvision", "torchaudio"), accelerator="12.4", gpus=("8.6", "9.0"))
+    assert [s.name for s in p.steps] == ["toolchain", "companion"]
+    assert p.cuda.value == "12.4" and p.toolkit.value is not None
+    build = p.companion_build
+    assert build is not None and (build.cuda, build.arch_list) == ("12.4", "8.6;9.0")
+    vision, audio = ({v.name: v.value for v in b.env} for b in build.builds)
+    assert vision["FORCE_CUDA"] == "1" and vision["TORCH_CUDA_ARCH_LIST"] == "8.6;9.0"
+    assert audio["USE_CUDA"] == "1" and audio["TORCH_CUDA_ARCH_LIST"] == "8.6;9.0"
+    assert not p.warnings or "CPU ops only" not in " ".join(p.warnings)
+
+
+def test_companion_cuda_must_be_the_cuda_of_their_torch() -> None:
+    text = refusal(companions=("torchvision",), accelerator="11.8", gpus=("8.6",))
+    assert "--cuda 11.8, but the --against torch is a CUDA 12.4 build" in text
+    assert "use --cuda 12.4" in text
+    cpu_torch = torch_260().model_copy(update={"cuda": None, "arch_list": []})
+    with pytest.raises(PlanError) as info:
+        plan(cpu_torch, companions=("torchvision",), accelerator="12.4", gpus=("8.6",))
+    assert "the --against torch is a CPU build" in info.value.render()
 
 
 def test_companions_from_git_are_refused() -> None:
@@ -136,21 +153,13 @@ def test_against_a_spec_that_was_not_inspected_is_refused() -> None:
         resolve(spec, kb.load(), host)
 
 
-def test_an_interpreter_torch_is_planned_but_its_build_refused() -> None:
-    facts = torch_260().model_copy(update={"kind": "python", "location": "/venv/bin/python"})
+def test_an_interpreter_torch_is_planned_and_built_against() -> None:
+    facts = torch_260().model_copy(
+        update={"kind": "python", "location": "/venv/bin/python", "requires_dist": []}
+    )
     cli = {"against": "python:/venv/bin/python", "companions": ("torchvision",)}
-    with pytest.raises(PlanError) as info:
-        plan(facts, **cli)
-    text = info.value.render()
-    assert "builds against an interpreter's torch" in text and "--against path/to/torch" in text
-    host = HostFacts.model_validate_json(HOST.read_text())
-    full = {"source": "debian", "accelerator": "cpu", **cli}
-    known = resolve(resolve_spec(cli=full), kb.load(), host, against=facts, can=KNOWLEDGE_ONLY)
-    assert known.companion_build is not None
-
-
-def test_a_plan_without_against_dumps_and_hashes_as_before() -> None:
-    host = HostFacts.model_validate_json(HOST.read_text())
-    p = resolve(resolve_spec(cli={"torch": "2.5.1", "accelerator": "cpu"}), kb.load(), host)
-    assert "companion_build" not in p.model_dump(mode="json")
-    assert BuildPlan.model_validate(p.model_dump(mode="json")) == p
+    p = plan(facts, **cli)
+    assert [s.name for s in p.steps] == ["companion"]
+    build = p.companion_build
+    assert build is not None and build.torch.kind == "python"
+    assert build.torch.location == "/venv/bin/python"

@@ -119,11 +119,20 @@ def test_torch_and_its_companions_in_one_run() -> None:
     assert env["PYTORCH_VERSION"] == "1.13.1" and env["FORCE_CUDA"] == "0"
 
 
-def test_one_run_companions_are_refused_with_cuda_or_a_partial_build() -> None:
+def test_one_run_companions_with_cuda_get_the_torchs_toolkit_and_archs() -> None:
     one = {"torch": "1.13.1", "source": "debian", "companions": ("torchvision",)}
-    with pytest.raises(PlanError, match="companions' CUDA ops are not built") as info:
-        real_plan(accelerator="11.8", gpus=("8.6",), **one)
-    assert "--against" in info.value.render()
+    p = real_plan(accelerator="11.8", gpus=("8.6",), **one)
+    names = [s.name for s in p.steps]
+    assert names.index("toolchain") < names.index("companion") == len(names) - 1
+    build = p.companion_build
+    assert build is not None and (build.cuda, build.arch_list) == ("11.8", p.arch_list)
+    assert build.torch.cuda == "11.8"
+    env = {v.name: v.value for v in build.builds[0].env}
+    assert env["FORCE_CUDA"] == "1" and env["TORCH_CUDA_ARCH_LIST"] == p.arch_list
+
+
+def test_one_run_companions_are_refused_with_a_partial_build() -> None:
+    one = {"torch": "1.13.1", "source": "debian", "companions": ("torchvision",)}
     with pytest.raises(PlanError, match="a partial build makes no torch wheel"):
         real_plan(accelerator="cpu", targets=("c10",), **one)
 

@@ -59,9 +59,7 @@ def check_root(root: Path) -> None:
         )
 
 
-def nvcc_full_version(
-    nvcc: Path, env: Mapping[str, str], runner: Runner = HOST
-) -> tuple[str, str]:
+def nvcc_full_version(nvcc: Path, env: Mapping[str, str], runner: Runner = HOST) -> tuple[str, str]:
     """('13.0', '13.0.88') from the toolkit's own ``nvcc --version``."""
     done = runner.capture([nvcc, "--version"], env=env)
     found = parse_nvcc_version(done.stdout)
