@@ -35,3 +35,23 @@ def test_cmake_cache_values_are_read_with_their_types() -> None:
         "// c\nUSE_CUDA:BOOL=OFF\nCMAKE_CXX_COMPILER:FILEPATH=/g++\n"
     )
     assert values == {"USE_CUDA": "OFF", "CMAKE_CXX_COMPILER": "/g++"}
+
+
+def test_a_workspace_configured_with_another_toolkit_is_configured_again(
+    rig: Rig, tmp_path: Path
+) -> None:
+    tree = _prepared(rig)
+    root = tmp_path / "cuda"
+    (root / "bin").mkdir(parents=True)
+    (root / "bin" / "nvcc").write_text("")
+    record = {"root": str(root), "version": "12.4.131", "packages": []}
+    configure.configure(rig.ctx, tree, rig.state.need_benv(), record)
+    bdir = tree / "build"
+    for name in ("build.ninja", "CMakeCache.txt"):
+        (bdir / name).write_text("")
+    runs = len(rig.executor.ran)
+    configure.configure(rig.ctx, tree, rig.state.need_benv(), record)
+    assert len(rig.executor.ran) == runs  # the same toolkit: nothing to do
+    (root / "include").mkdir()  # the entry re-provisioned: include/ appears
+    configure.configure(rig.ctx, tree, rig.state.need_benv(), record)
+    assert len(rig.executor.ran) == runs + 1 and not (bdir / "CMakeCache.txt").exists()
