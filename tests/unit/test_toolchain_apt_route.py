@@ -123,3 +123,13 @@ def test_probed_system_facts_carry_the_codename(tmp_path: Path) -> None:
     (tmp_path / "etc" / "os-release").write_text((FIX / "host/os-release-debian12").read_text())
     facts = system.probe_system({}, tmp_path, root=tmp_path)
     assert (facts.os_id, facts.os_version, facts.os_codename) == ("debian", "12", "bookworm")
+
+
+def test_inside_torchsmiths_build_container_the_toolkit_is_unpacked_into_the_mounted_cache() -> (
+    None
+):
+    inside = ProvideContext(
+        Path("/cache"), {"TORCHSMITH_IN_CONTAINER": "buildah"}, is_root=True, install_deps=True
+    )
+    how = apt.route(SUITES["11.8"], BOOKWORM, inside)
+    assert how.kind == "unpack" and "kept for the next run" in how.reason

@@ -172,7 +172,8 @@ def _run_inside(
     _prepare(ex, s, env, log, ip.plan.compiler.value)
     release = ex.capture(s.run_argv(["cat", "/etc/os-release"]), env=env, timeout=60)
     out.print("==> build inside the container")
-    argv = s.run_argv(_inner(args, rs, cache_root), inside.spec_env(rs))
+    env = {**inside.spec_env(rs), inside.IN_CONTAINER: "buildah"}
+    argv = s.run_argv(_inner(args, rs, cache_root), env)
     done = ex.run(argv, env=env, on_line=lambda line: out.print(line, markup=False), check=False)
     if done.returncode != 0:
         raise BuildError(

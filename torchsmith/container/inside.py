@@ -138,6 +138,10 @@ def _value(spec: BuildSpec, key: str) -> Any:
     return value
 
 
+IN_CONTAINER = "TORCHSMITH_IN_CONTAINER"
+"""Set for the torchsmith inside a container (its cache root is the host's, mounted)."""
+
+
 def spec_env(rs: ResolvedSpec) -> dict[str, str]:
     """The given spec values as the ``TORCHSMITH_*`` variables the torchsmith inside reads."""
     keys = [k for k, o in rs.origins.items() if o != "default" and k not in NOT_FORWARDED]

@@ -98,10 +98,17 @@ class Route:
 
 
 def route(suite: str, host: HostFacts, ctx: ProvideContext) -> Route:
-    """Install only as root with --install-deps into a Debian host of the packages' own suite;
-    everything else is unpacked into the cache (``dpkg -x``, no root)."""
+    """Install only as root with --install-deps into a Debian host of the packages' own suite
+    (not inside torchsmith's build container); everything else is unpacked into the cache
+    (``dpkg -x``, no root)."""
     if not (ctx.is_root and ctx.install_deps):
         return Route("unpack", "dpkg -x into torchsmith's cache (nothing on the system changes)")
+    if ctx.env.get("TORCHSMITH_IN_CONTAINER"):
+        return Route(
+            "unpack",
+            "inside a container whose cache root is the host's: dpkg -x into that cache, kept "
+            "for the next run (an install would vanish with the container)",
+        )
     here = f"{host.os_id or 'unknown OS'} {host.os_codename or '(no VERSION_CODENAME)'}"
     if host.os_id != "debian" or host.os_codename != suite:
         return Route(
