@@ -27,7 +27,7 @@ from torchsmith.planner.context import Ctx, decide
 from torchsmith.planner.environment import cmake_args
 from torchsmith.planner.features import resolve_features, resolve_linking
 from torchsmith.planner.fixes import gcc_refusal, resolve_fixes
-from torchsmith.planner.resources import resolve_disk, resolve_jobs
+from torchsmith.planner.resources import resolve_companion_disk, resolve_disk, resolve_jobs
 from torchsmith.planner.steps import StepInputs, plan_steps
 from torchsmith.planner.support import PIPELINE, Capabilities, refuse_unsupported
 from torchsmith.planner.toolchain import resolve_compiler, resolve_cuda, resolve_toolkit
@@ -108,7 +108,7 @@ def _plan(ctx: Ctx, can: Capabilities, against: TorchFacts | None = None) -> Bui
         cmake_args=cmake_args(env),
         max_jobs=jobs[0],
         max_jobs_cuda=jobs[1],
-        disk_gb=resolve_disk(ctx, cuda.value, len(archs.value)),
+        disk_gb=_disk(ctx, against, cuda.value, len(archs.value), len(companions)),
         cache=cache,
         cache_dir=cache_setup.local_dir,
         cache_setup=cache_setup,
@@ -135,6 +135,14 @@ def _plan(ctx: Ctx, can: Capabilities, against: TorchFacts | None = None) -> Bui
         + (built_steps(build) if build else []),
         warnings=ctx.warnings,
     )
+
+
+def _disk(
+    ctx: Ctx, against: TorchFacts | None, cuda: str | None, n_archs: int, companions: int
+) -> Decision[Any]:
+    if against is None:
+        return resolve_disk(ctx, cuda, n_archs)
+    return resolve_companion_disk(ctx, against.cuda, against.kind, cuda, companions)
 
 
 def _companion_builds(

@@ -58,6 +58,36 @@ def resolve_disk(ctx: Ctx, cuda: str | None, n_archs: int) -> Decision[Any]:
     return decide(round(need, 1), "kb", reason)
 
 
+# Companions built --against a torch (measured 2026-11-25, torch 2.6.0+cu124 cp311: the build
+# env and the smoke venv with torch and its nvidia-* wheels 11 GB together; CUDA 12.4 from
+# Debian, unpacked and pruned, 1.8 GB; a companion's source and build 0.1-0.5 GB).
+DISK_VENV_CUDA_TORCH_GB = 5.5
+DISK_VENV_CPU_TORCH_GB = 1.5
+DISK_COMPANION_TOOLKIT_GB = 2.5
+DISK_PER_COMPANION_GB = 1.0
+
+
+def resolve_companion_disk(
+    ctx: Ctx, torch_cuda: str | None, kind: str, cuda: str | None, companions: int
+) -> Decision[Any]:
+    """The disk companions built against a given torch need: two venvs holding that torch (none
+    for an interpreter's torch, seen through a .pth), the toolkit, each companion's tree."""
+    venvs = 0 if kind == "python" else 2
+    need = venvs * (DISK_VENV_CUDA_TORCH_GB if torch_cuda else DISK_VENV_CPU_TORCH_GB)
+    need += (DISK_COMPANION_TOOLKIT_GB if cuda else 0.0) + DISK_PER_COMPANION_GB * companions
+    reason = (
+        f"estimate for {companions} companion(s): {venvs} venvs with the torch"
+        f"{' and its nvidia-* wheels' if torch_cuda else ''}"
+        f"{', the CUDA toolkit' if cuda else ''}, sources and builds"
+    )
+    if ctx.host.disk_free_gib and ctx.host.disk_free_gib < need:
+        ctx.warnings.append(
+            f"the companions need about {need:.0f} GB; {ctx.host.disk_free_gib:.0f} GB free at "
+            f"{ctx.host.disk_path}: free space or use another --cache-root"
+        )
+    return decide(round(need, 1), "kb", reason)
+
+
 def jobs_after_oom(failed_jobs: int) -> int:
     """The parallel jobs to retry with after a compiler was killed for memory at
     ``failed_jobs``: the memory left could not carry that many jobs of this size, so half as

@@ -163,3 +163,14 @@ def test_an_interpreter_torch_is_planned_and_built_against() -> None:
     build = p.companion_build
     assert build is not None and build.torch.kind == "python"
     assert build.torch.location == "/venv/bin/python"
+
+
+def test_the_disk_estimate_is_the_companions_not_a_torch_builds() -> None:
+    cuda = plan(companions=("torchvision", "torchaudio"), accelerator="12.4", gpus=("8.6", "9.0"))
+    assert cuda.disk_gb.value == 2 * 5.5 + 2.5 + 2 * 1.0  # measured: 11 GB venvs, 1.8 GB toolkit
+    assert "companion" in cuda.disk_gb.reason
+    python = torch_260().model_copy(
+        update={"kind": "python", "location": "/venv/bin/python", "requires_dist": []}
+    )
+    cli = {"against": "python:/venv/bin/python", "companions": ("torchvision",)}
+    assert plan(python, **cli).disk_gb.value == 1.0  # the interpreter's torch is not copied
