@@ -105,6 +105,8 @@ def _print_companion_builds(plan: BuildPlan) -> None:
         for v in comp.env:
             grid.add_row(escape(v.name), escape(v.value), escape(v.reason))
         print_table(grid)
+        for pkg in comp.system_packages:
+            out.print(f"  needs {escape(pkg.name)} ({escape(pkg.value)}): {escape(pkg.reason)}")
         out.print(f"  smoke test: {escape(comp.smoke)}")
     out.print("[bold]steps[/]: " + " → ".join(s.name for s in plan.steps))
     for warning in plan.warnings:

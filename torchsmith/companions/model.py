@@ -52,6 +52,10 @@ class CompanionBuild(_Frozen):
     debian_version: str
     suite: str
     env: list[EnvValue]
+    system_packages: list[EnvValue] = Field(
+        default_factory=list,
+        description="Debian/Ubuntu packages its build needs on the machine (name, reason)",
+    )
     smoke: str = Field(description="what the smoke test checks in a fresh venv")
     reason: str
 

@@ -376,6 +376,26 @@ def companion_env(
     ]
 
 
+JPEG_DEV = {
+    "ubuntu": "libjpeg-turbo8-dev",
+    "debian": "libjpeg62-turbo-dev",
+}
+"""libjpeg's headers (jpeglib.h) by distribution: https://packages.debian.org/bookworm/libjpeg62-turbo-dev,
+https://packages.ubuntu.com/noble/libjpeg-turbo8-dev."""
+
+
+def system_packages(name: str, version: str, os_id: str | None) -> list[EnvValue]:
+    """The packages a companion's build needs on this machine (the switches above say which)."""
+    if name != "torchvision":
+        return []  # torchaudio: sox and FFmpeg are off (BUILD_SOX=0, USE_FFMPEG=0)
+    src = f"{VISION.format(v=version)}: its image extension looks for these headers"
+    jpeg = JPEG_DEV.get(os_id or "", JPEG_DEV["debian"])
+    return [
+        EnvValue(name=jpeg, value="jpeglib.h", reason=f"TORCHVISION_USE_JPEG=1 ({src})"),
+        EnvValue(name="libpng-dev", value="png.h", reason=f"TORCHVISION_USE_PNG=1 ({src})"),
+    ]
+
+
 def _one_build(
     ctx: Ctx, comp: CompanionPlan, facts: TorchFacts, jobs: int, arch_list: str | None
 ) -> CompanionBuild:
@@ -388,6 +408,7 @@ def _one_build(
         debian_version=pkg.version,
         suite=pkg.suite,
         env=companion_env(comp.name, comp.version, facts, jobs, arch_list),
+        system_packages=system_packages(comp.name, comp.version, ctx.host.os_id),
         smoke=SMOKE[comp.name],
         reason=f"Debian {pkg.suite} source package {package} {pkg.version}; {comp.reason}",
     )

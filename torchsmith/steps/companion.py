@@ -47,6 +47,7 @@ from torchsmith.kb import load as load_kb
 from torchsmith.packaging.conda import wheel_metadata
 from torchsmith.report.manifest import artifact_record
 from torchsmith.sources.debian_orig import OrigJob, fetch_orig
+from torchsmith.sources.hostdeps import ensure_packages
 from torchsmith.steps.context import BuildContext
 from torchsmith.steps.publish import publish_file, publish_manifest
 from torchsmith.steps.state import BuildState
@@ -348,6 +349,20 @@ def _verify(ctx: BuildContext, e: Env, comp: CompanionBuild, wheel: Path) -> dic
     return {"requires_torch": pin, "binaries": binaries, "smoke": smoke}
 
 
+def _system_packages(ctx: BuildContext, comp: CompanionBuild, env: dict[str, str]) -> None:
+    """The packages its build needs (libjpeg, libpng…): checked, installed with --install-deps;
+    without them setup.py would leave the decoders out and only the smoke test would notice."""
+    names = [p.name for p in comp.system_packages]
+    if not names:
+        return
+    why = f"{comp.name} {comp.version} (" + "; ".join(p.reason for p in comp.system_packages)
+    installed = ensure_packages(
+        names, env, install=ctx.options.install_deps, why=why + ")", on_line=None
+    )
+    if installed:
+        ctx.reporter.message(f"{comp.name}: installed {' '.join(installed)} (--install-deps)")
+
+
 def _built(ctx: BuildContext, e: Env, comp: CompanionBuild) -> tuple[Path, dict[str, Any]]:
     """The companion's wheel: the one a finished earlier run left, else fetched and built."""
     stage = f"{comp.name}-built"
@@ -355,6 +370,7 @@ def _built(ctx: BuildContext, e: Env, comp: CompanionBuild) -> tuple[Path, dict[
     if done.get("wheel") and Path(done["wheel"]).is_file():
         ctx.reporter.message(f"{comp.name}: built by an earlier run, {done['wheel']}")
         return Path(done["wheel"]), done
+    _system_packages(ctx, comp, e.base)
     source = _fetch(ctx, comp, e.base)
     wheel, cache = _build(ctx, e, comp, Path(source["root"]))
     done = {"wheel": str(wheel), "source": source, "compiler_cache": cache}

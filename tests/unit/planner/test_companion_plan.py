@@ -174,3 +174,12 @@ def test_the_disk_estimate_is_the_companions_not_a_torch_builds() -> None:
     )
     cli = {"against": "python:/venv/bin/python", "companions": ("torchvision",)}
     assert plan(python, **cli).disk_gb.value == 1.0  # the interpreter's torch is not copied
+
+
+def test_torchvision_names_the_packages_its_decoders_need_for_this_distribution() -> None:
+    build = plan(companions=("torchvision",)).companion_build
+    assert build is not None
+    [vision] = build.builds
+    names = [p.name for p in vision.system_packages]
+    assert names == ["libjpeg62-turbo-dev", "libpng-dev"]  # the recorded host is Debian 12
+    assert all("TORCHVISION_USE_" in p.reason for p in vision.system_packages)
