@@ -9,6 +9,7 @@ from collections.abc import Sequence
 import plotly.graph_objects as go
 
 from torchsmith.report.analysis import ReportData, edge_group, stage_times
+from torchsmith.report.inputs import cpu_samples
 from torchsmith.report.ninja_log import NinjaEdge, assign_slots, concurrency
 
 COLOURS = {"codegen": "#8c6bb1", "compile": "#2b8cbe", "cuda": "#41ab5d", "link": "#e6550d"}
@@ -69,6 +70,15 @@ def jobs_figure(data: ReportData) -> go.Figure | None:
             x=[t for t, _ in steps], y=[n for _, n in steps], line_shape="hv", name="jobs running"
         )
     )
+    samples = cpu_samples(data.inputs.manifest)
+    if samples:
+        fig.add_trace(
+            go.Scatter(
+                x=[t for t, _ in samples],
+                y=[b for _, b in samples],
+                name="cores busy (whole machine, /proc/stat; x: seconds since compile began)",
+            )
+        )
     limit = data.utilisation.job_limit
     if limit:
         fig.add_hline(y=limit, line_dash="dash", annotation_text=f"job limit {limit}")

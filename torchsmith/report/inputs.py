@@ -100,11 +100,23 @@ def peak_rss_mib(manifest: dict[str, Any] | None) -> float | None:
     return float(value) if isinstance(value, (int, float)) else None
 
 
+def cpu_samples(manifest: dict[str, Any] | None) -> list[tuple[float, float]]:
+    """(seconds since the compile began, cores busy) the compile step sampled."""
+    cpu = ((manifest or {}).get("resources") or {}).get("cpu_during_compile") or {}
+    samples = cpu.get("samples") if isinstance(cpu, dict) else None
+    if not isinstance(samples, list):
+        return []
+    return [(float(t), float(b)) for t, b in samples if isinstance(t, (int, float))]
+
+
 def _missing(manifest: dict[str, Any] | None, log: Path | None) -> list[str]:
-    missing = [
-        "CPU utilisation: no CPU samples are recorded; the number of ninja jobs running "
-        "(from .ninja_log) stands in for it",
-    ]
+    missing = []
+    if not cpu_samples(manifest):
+        missing.append(
+            "CPU utilisation: this manifest records no CPU samples (torchsmith samples "
+            "/proc/stat during the compile since the manifest's 'resources.cpu_during_compile'); "
+            "the number of ninja jobs running (from .ninja_log) stands in for it"
+        )
     if peak_rss_mib(manifest) is None:
         missing.append(
             "peak RAM: this manifest records no memory use (torchsmith records it "

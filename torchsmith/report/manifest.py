@@ -76,6 +76,7 @@ class ManifestInputs:
     result_warnings: Sequence[str] = ()
     executed_steps: Sequence[str] = ()
     peak_rss_mib: float | None = None
+    cpu: Mapping[str, Any] | None = None
 
 
 def build_manifest(inputs: ManifestInputs) -> dict[str, Any]:
@@ -115,6 +116,7 @@ def _document(inputs: ManifestInputs) -> dict[str, Any]:
         "resources": {
             "peak_process_rss_mib": inputs.peak_rss_mib,
             "what": PEAK_RSS_WHAT if inputs.peak_rss_mib is not None else "not recorded",
+            "cpu_during_compile": dict(inputs.cpu) if inputs.cpu else None,
         },
     }
 

@@ -11,6 +11,7 @@ import time
 from pathlib import Path
 
 from torchsmith.cache import CacheStats
+from torchsmith.host.cpu import CpuSampler
 from torchsmith.report.ninja import NinjaStatus, parse_status
 from torchsmith.report.progress import Reporter
 from torchsmith.steps.context import BuildContext
@@ -67,7 +68,7 @@ def compile_targets(ctx: BuildContext, tree: Path, benv: BuildEnv) -> CompileRes
     before = read_cache_stats(ctx, benv)
     watcher = NinjaWatcher(ctx.reporter)
     jobs = int(benv.env.get("MAX_JOBS", ctx.plan.max_jobs.value))  # local when no cluster
-    with ctx.stage(STAGE, ", ".join(targets) if targets else "all targets"):
+    with ctx.stage(STAGE, ", ".join(targets) if targets else "all targets"), CpuSampler() as cpu:
         argv = build_command(build_dir(tree), targets, jobs)
         ctx.executor.run(argv, env=benv.env, cwd=tree, log_path=ctx.log(STAGE), on_line=watcher)
     after = read_cache_stats(ctx, benv)
@@ -80,6 +81,7 @@ def compile_targets(ctx: BuildContext, tree: Path, benv: BuildEnv) -> CompileRes
         edges_total=last.total if last else 0,
         seconds_by_kind={k: round(v, 1) for k, v in sorted(watcher.seconds.items())},
         cache=stats,
+        cpu=cpu.summary(jobs),
     )
 
 

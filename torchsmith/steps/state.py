@@ -44,6 +44,8 @@ class CompileResult:
     edges_total: int
     seconds_by_kind: dict[str, float]
     cache: CacheStats | None
+    cpu: dict[str, Any] | None = None
+    """CPU utilisation while ninja ran (torchsmith.host.cpu), None without samples."""
 
 
 @dataclass(frozen=True)
