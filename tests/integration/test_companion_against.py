@@ -29,6 +29,7 @@ import stat
 import subprocess
 import sys
 import zipfile
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -66,13 +67,15 @@ def build(python: Path, root: Path, dist: Path) -> list[str]:
 
 
 @pytest.fixture(scope="module")
-def user_env(torch_260: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """An environment that already has torch 2.6.0 (and what it needs to import)."""
+def user_env(torch_260: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """An environment that already has torch 2.6.0 (and what it needs to import); removed
+    afterwards (5 GB with the nvidia-* wheels)."""
     venv = tmp_path_factory.mktemp("user") / "venv"
     subprocess.run(["/usr/bin/python3.11", "-m", "venv", str(venv)], check=True)
     pip = [str(venv / "bin" / "python"), "-m", "pip", "install", "-q"]
     subprocess.run([*pip, str(torch_260)], check=True)
-    return venv / "bin" / "python"
+    yield venv / "bin" / "python"
+    shutil.rmtree(venv, ignore_errors=True)
 
 
 FAKE_COMPILER = """#!/bin/sh
@@ -119,7 +122,16 @@ def site_listing(python: Path) -> list[str]:
     return done.stdout.split()
 
 
-def test_torchvision_against_an_interpreters_torch_260(user_env: Path, tmp_path: Path) -> None:
+@pytest.fixture
+def work(tmp_path: Path) -> Iterator[Path]:
+    """tmp_path, emptied afterwards (the build env and smoke venv of each workspace)."""
+    yield tmp_path
+    for child in tmp_path.iterdir():
+        shutil.rmtree(child, ignore_errors=True)
+
+
+def test_torchvision_against_an_interpreters_torch_260(user_env: Path, work: Path) -> None:
+    tmp_path = work
     require_tool("apt-get", "a Debian/Ubuntu host")
     require_tool("ccache")
     before = site_listing(user_env)

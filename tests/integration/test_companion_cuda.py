@@ -24,6 +24,7 @@ import os
 import shutil
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -53,9 +54,17 @@ def build(wheel: Path, root: Path, dist: Path, *extra: str) -> list[str]:
     return [*args, "--cache-root", str(root), "--output-dir", str(dist), *extra]
 
 
-def test_cuda_ops_of_torchvision_and_torchaudio_for_exactly_the_plans_archs(
-    tmp_path: Path,
-) -> None:
+@pytest.fixture
+def work(tmp_path: Path) -> Iterator[Path]:
+    """tmp_path, emptied afterwards: the build env and smoke venv hold torch and its nvidia-*
+    wheels (11 GB), which would stay on the CI machine's disk until the whole run ends."""
+    yield tmp_path
+    for child in tmp_path.iterdir():
+        shutil.rmtree(child, ignore_errors=True)
+
+
+def test_cuda_ops_of_torchvision_and_torchaudio_for_exactly_the_plans_archs(work: Path) -> None:
+    tmp_path = work
     require(Path("/usr/bin/python3.11").exists(), "Python 3.11 (cp311)", "Debian 12's python3")
     require_tool("apt-get", "a Debian/Ubuntu host")
     require_tool("ccache")
