@@ -6,7 +6,6 @@ torch it will load (issue 11)."""
 from __future__ import annotations
 
 import re
-import shutil
 import tempfile
 import zipfile
 from collections.abc import Iterator
@@ -24,7 +23,7 @@ from torchsmith.errors import InspectError
 from torchsmith.inspect.elf import read_elf
 from torchsmith.inspect.gpucode import arch_sort_key, summarise
 from torchsmith.inspect.model import GpuCode
-from torchsmith.inspect.wheel import _SHARED, MAX_LIBRARY_BYTES, _declared, _open, _text
+from torchsmith.inspect.wheel import _open, _text, shared_objects
 
 COMPANIONS = ("torchvision", "torchaudio", "torchtext")
 TORCH_LIBS = re.compile(
@@ -119,15 +118,8 @@ def module(member: str, size: int, path: Path) -> ExtensionModule:
 
 
 def _modules(zf: zipfile.ZipFile, tmp: Path) -> Iterator[ExtensionModule]:
-    for info in zf.infolist():
-        if info.is_dir() or not _SHARED.search(info.filename):
-            continue
-        _declared(info, MAX_LIBRARY_BYTES, "the cap for one shared library")
-        target = tmp / "module.so"
-        with zf.open(info) as src, target.open("wb") as dst:
-            shutil.copyfileobj(src, dst, 1 << 20)
+    for info, target in shared_objects(zf, tmp):
         yield module(info.filename, info.file_size, target)
-        target.unlink()
 
 
 def _union(modules: list[ExtensionModule], kind: Literal["sass", "ptx"]) -> list[str]:

@@ -70,7 +70,9 @@ def _text(zf: zipfile.ZipFile, suffix: str) -> str:
 OnLibrary = Callable[[str, Path], None]
 
 
-def _libs(zf: zipfile.ZipFile, tmp: Path, on_library: OnLibrary | None) -> Iterator[LibFile]:
+def shared_objects(zf: zipfile.ZipFile, tmp: Path) -> Iterator[tuple[zipfile.ZipInfo, Path]]:
+    """Each shared library of the wheel, streamed into one temporary file in turn (deleted
+    when the next one comes)."""
     for info in zf.infolist():
         if info.is_dir() or not _SHARED.search(info.filename):
             continue
@@ -78,13 +80,18 @@ def _libs(zf: zipfile.ZipFile, tmp: Path, on_library: OnLibrary | None) -> Itera
         target = tmp / "lib.so"
         with zf.open(info) as src, target.open("wb") as dst:
             shutil.copyfileobj(src, dst, _CHUNK)
+        yield info, target
+        target.unlink()
+
+
+def _libs(zf: zipfile.ZipFile, tmp: Path, on_library: OnLibrary | None) -> Iterator[LibFile]:
+    for info, target in shared_objects(zf, tmp):
         name = info.filename.rsplit("/", 1)[-1]
         facts = read_elf(target, arch_flags=name.startswith(("libtorch_python", "_C.")))
         origin = "/" + info.filename.rsplit("/", 1)[0] if "/" in info.filename else "/"
         if on_library is not None and facts.fatbin:
             on_library(info.filename, target)
         yield LibFile(path=info.filename, size=info.file_size, origin=origin, facts=facts)
-        target.unlink()
 
 
 def _config(libs: list[LibFile], cuda: str | None) -> BuildConfig:

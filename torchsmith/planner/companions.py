@@ -214,25 +214,21 @@ def _arch_env(arch_list: str, torch: str) -> EnvValue:
     )
 
 
+def _cuda_switch(name: str, torch: str, arch_list: str | None, off: str, on: str) -> list[EnvValue]:
+    """A companion's CUDA switch (``off``/``on``: the reasons) and, on, the plan's archs."""
+    if arch_list is None:
+        return [EnvValue(name=name, value="0", reason=off)]
+    return [EnvValue(name=name, value="1", reason=on), _arch_env(arch_list, torch)]
+
+
 def _vision_cuda(version: str, torch: str, arch_list: str | None) -> list[EnvValue]:
     src = VISION.format(v=version)
-    if arch_list is None:
-        return [
-            EnvValue(
-                name="FORCE_CUDA",
-                value="0",
-                reason=f"CPU ops only (--cpu); torch {torch}'s own kernels are unaffected ({src})",
-            )
-        ]
-    return [
-        EnvValue(
-            name="FORCE_CUDA",
-            value="1",
-            reason=f"compile the CUDA ops (torchvision/csrc/ops/cuda) although the build "
-            f"machine has no GPU ({src})",
-        ),
-        _arch_env(arch_list, torch),
-    ]
+    off = f"CPU ops only (--cpu); torch {torch}'s own kernels are unaffected ({src})"
+    on = (
+        f"compile the CUDA ops (torchvision/csrc/ops/cuda) although the build machine has no "
+        f"GPU ({src})"
+    )
+    return _cuda_switch("FORCE_CUDA", torch, arch_list, off, on)
 
 
 def _vision_env(version: str, torch: str, arch_list: str | None) -> list[EnvValue]:
@@ -281,24 +277,12 @@ def _vision_env(version: str, torch: str, arch_list: str | None) -> list[EnvValu
 
 def _audio_cuda(version: str, torch: str, arch_list: str | None) -> list[EnvValue]:
     src = AUDIO.format(v=version)
-    if arch_list is None:
-        return [
-            EnvValue(
-                name="USE_CUDA",
-                value="0",
-                reason=f"CPU ops only (--cpu); the default is torch.backends.cuda.is_built() "
-                f"({src})",
-            )
-        ]
-    return [
-        EnvValue(
-            name="USE_CUDA",
-            value="1",
-            reason=f"compile libtorchaudio's CUDA kernels (RNN-T loss, forced alignment, IIR "
-            f"filter) with the provisioned toolkit ({src})",
-        ),
-        _arch_env(arch_list, torch),
-    ]
+    off = f"CPU ops only (--cpu); the default is torch.backends.cuda.is_built() ({src})"
+    on = (
+        f"compile libtorchaudio's CUDA kernels (RNN-T loss, forced alignment, IIR filter) with "
+        f"the provisioned toolkit ({src})"
+    )
+    return _cuda_switch("USE_CUDA", torch, arch_list, off, on)
 
 
 def _audio_env(version: str, torch: str, arch_list: str | None) -> list[EnvValue]:
