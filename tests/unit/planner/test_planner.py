@@ -222,3 +222,14 @@ def test_a_container_build_never_takes_its_python_from_this_host() -> None:
     p = resolve(resolve_spec(cli={"torch": "1.1.0", "accelerator": "cpu", "backend": "docker"}),
                 mini_kb(), host, can=KNOWLEDGE_ONLY)  # fmt: skip
     assert p.python.value == "3.7" and p.python.origin == "kb" and "docker image" in p.python.reason
+
+
+def test_a_partial_build_needs_the_disk_of_its_targets_not_of_a_whole_build() -> None:
+    """CI's seed 004 test (c10_cuda and one kernel) was refused with 13.5 GiB free against a
+    whole CUDA build's 23 GiB estimate."""
+    cli = {"torch": "2.5.1", "accelerator": "12.4", "gpus": ("8.6", "9.0")}
+    whole, partial = plan(**cli), plan(**cli, targets=("c10_cuda",))
+    assert whole.disk_gb.value == 8.0 + 3.0 + 12.0 + 2 * 1.5
+    assert partial.disk_gb.value == 3.0 + 3.0 + 5.0 < 13.5
+    assert "partial CUDA build" in partial.disk_gb.reason
+    assert plan(torch="2.5.1", targets=("c10",)).disk_gb.value == 3.0 + 3.0
