@@ -46,8 +46,10 @@ def resolve_jobs(ctx: Ctx, cuda: str | None) -> tuple[Decision[Any], Decision[An
 
 
 # A partial build (--target): the unpacked tree, its configure and code generation, a few
-# objects; for CUDA the toolkit in the cache root. Measured 2026-11-25 on Debian's 1.13.1 with
-# CUDA 11.8 from Debian (tests/integration/test_toolchain_seed004.py): see docs/benchmarks.md.
+# objects; for CUDA the toolkit in the cache root. Measured 2026-11-25, seed 004's partial build
+# (Debian's 1.13.1, c10_cuda + one ATen kernel for sm_86 + sm_90, CUDA 11.8 from Debian, pruned):
+# workspace 0.29 GB, sources 0.19 GB, toolkit 0.39 GB. The estimate leaves room for larger target
+# sets and for toolkits that are not pruned (a runfile install is several GB).
 DISK_PARTIAL_GB = 3.0
 DISK_PARTIAL_CUDA_GB = 5.0
 
