@@ -73,6 +73,44 @@ class Linking(_Strict):
     nccl: Linkage | None = Field(None, description="NCCL.")
 
 
+_COMPANION_SOURCE_RE = re.compile(r"^(path:.+|tarball:.+)$")
+
+
+def _companion_source(value: str | None) -> str | None:
+    if value is None:
+        return None
+    text = value.strip()
+    if _COMPANION_SOURCE_RE.match(text):
+        return text
+    if text in {"debian", "git"} or text.startswith("git:"):
+        raise ValueError(
+            f"{value!r}: a companion's own source is 'path:DIR' or 'tarball:URL_OR_FILE' "
+            "(Debian's source package is what --source debian builds; a git tag: give its "
+            "release tarball, e.g. tarball:https://github.com/pytorch/vision/archive/refs/tags/"
+            "v0.21.0.tar.gz#sha256=HEX)"
+        )
+    raise ValueError(f"{value!r} is not a companion source; use path:DIR or tarball:URL_OR_FILE")
+
+
+class CompanionSource(_Strict):
+    """A companion's own source instead of Debian's source package: 'path:DIR' (a checkout,
+    copied, never modified) or 'tarball:URL_OR_FILE' (optionally '#sha256=HEX')."""
+
+    torchvision: str | None = Field(None, description="torchvision's source.")
+    torchaudio: str | None = Field(None, description="torchaudio's source.")
+    torchtext: str | None = Field(None, description="torchtext's source.")
+
+    @field_validator("torchvision", "torchaudio", "torchtext")
+    @classmethod
+    def _source(cls, value: str | None) -> str | None:
+        return _companion_source(value)
+
+    def of(self, name: str) -> str | None:
+        """The source given for companion ``name``, or None (Debian's source package)."""
+        value: str | None = getattr(self, name, None)
+        return value
+
+
 class NcclLocation(_Strict):
     """Where a system NCCL is installed (with ``features.system_nccl``). The plan spells it the
     way the release reads it: torch <= 1.1 NCCL_ROOT_DIR, later NCCL_ROOT, and always
@@ -220,6 +258,10 @@ class BuildSpec(_Strict):
         (),
         description="Domain libraries to build against this torch: 'torchvision', 'torchaudio', "
         "'torchtext' (optionally '==VERSION'), or 'auto' for every one with a matching release.",
+    )
+    companion_source: CompanionSource = Field(
+        default_factory=CompanionSource,
+        description="A companion's own source instead of Debian's source package.",
     )
     against: str | None = Field(
         None,

@@ -19,7 +19,7 @@ from pydantic import BaseModel, ValidationError
 
 from torchsmith.errors import Problem, SpecError
 from torchsmith.redact import redact_url
-from torchsmith.spec import BuildSpec
+from torchsmith.spec import BuildSpec, CompanionSource
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -274,7 +274,7 @@ def _tarball_problem(location: str) -> str | None:
     return found and f"{found}, and it is not an https:// URL either"
 
 
-def source_problems(source: str) -> list[Problem]:
+def source_problems(source: str, field: str = "source") -> list[Problem]:
     """What can be checked of a ``path:``/``tarball:``/``bundle:`` source before anything runs:
     the local file or directory exists (no process is started, nothing is downloaded)."""
     kind, _, location = source.partition(":")
@@ -286,12 +286,21 @@ def source_problems(source: str) -> list[Problem]:
     elif kind == "tarball":
         found = _tarball_problem(location)
     fixes = {
-        "path": "give the directory of a PyTorch source tree (path:~/src/pytorch)",
+        "path": "give the directory of the source tree (path:~/src/pytorch, path:~/src/vision)",
         "bundle": "give the file `torchsmith source bundle` wrote, as it printed it "
         "(bundle:torch-src.tar#sha256=HEX)",
         "tarball": "give an https:// URL (optionally #sha256=HEX) or an existing .tar.* file",
     }
-    return [Problem(found, fixes[kind], field="source")] if found else []
+    return [Problem(found, fixes[kind], field=field)] if found else []
+
+
+def _companion_source_problems(spec: BuildSpec) -> list[Problem]:
+    found: list[Problem] = []
+    for name in CompanionSource.model_fields:
+        given = spec.companion_source.of(name)
+        if given is not None:
+            found += source_problems(given, field=f"companion_source.{name}")
+    return found
 
 
 def resolve_spec(
@@ -327,6 +336,7 @@ def resolve_spec(
         spec = None
     if spec is not None:
         problems += source_problems(spec.source)
+        problems += _companion_source_problems(spec)
     if problems or spec is None:
         raise SpecError(problems, "fix the listed keys; `torchsmith plan --help` lists them all")
     return ResolvedSpec(spec, origins)

@@ -10,7 +10,10 @@ python:PATH` — the torch 2.6.0 an existing environment already has (PyPI's cp3
    the smoke test passes in a fresh venv that sees that environment's torch read-only (nms,
    roi_align, a JPEG and a PNG the test writes, decoded by torchvision.io); the environment
    itself is never written to;
-3. the companion rebuilt from scratch hits the compiler cache for >= 90 % of compilations.
+3. the companion rebuilt from scratch hits the compiler cache for >= 90 % of compilations;
+4. the same release from the user's own checkout (``--companion-source torchvision=path:DIR``):
+   a checkout of another release is refused naming both, the corrected one builds in another
+   workspace from the same compiler cache, and the checkout is never written to.
 
 The wheel route (`--against FILE.whl`) with CUDA ops is tests/integration/test_companion_cuda.py.
 
@@ -173,3 +176,47 @@ def test_torchvision_against_an_interpreters_torch_260(user_env: Path, work: Pat
     cache = again["companions"][0]["compiler_cache"]
     assert cache["hits"] + cache["misses"] > 20, cache
     assert cache["hit_rate"] >= 0.9, cache
+
+    # 4. The same release from the user's own checkout (--companion-source torchvision=path:DIR;
+    # no --source: the companion needs no Debian package then). A checkout of another release is
+    # refused at fetch naming both; corrected, the same command resumes; the user's tree is never
+    # written to; the compiler cache serves the build made in another workspace.
+    checkout = tmp_path / "user-vision"
+    shutil.copytree(vision["source"]["root"], checkout, symlinks=True)
+    (checkout / "version.txt").write_text("0.20.1a0\n")
+    own = [
+        "build",
+        "--with",
+        "torchvision",
+        "--against",
+        f"python:{user_env}",
+        "--cpu",
+        "--companion-source",
+        f"torchvision=path:{checkout}",
+        "--cache-root",
+        str(root),
+        "--output-dir",
+        str(tmp_path / "dist3"),
+        "--no-verify",
+    ]
+    wrong = torchsmith(own, dict(os.environ))
+    assert wrong.returncode != 0
+    said = wrong.stderr + wrong.stdout
+    assert "is torchvision 0.20.1; the plan builds torchvision 0.21.0" in said, said[-2000:]
+    (checkout / "version.txt").write_text("0.21.0a0\n")
+    listing = tree_listing(checkout)
+    third = manifest_of(torchsmith(own, dict(os.environ)), tmp_path / "dist3")
+    [comp] = third["companions"]
+    assert comp["source"]["kind"] == "path" and comp["source"]["copy_of"] == str(checkout)
+    assert comp["verify"]["requires_torch"] == "torch==2.6.0"
+    assert comp["compiler_cache"]["hit_rate"] >= 0.9, comp["compiler_cache"]
+    assert Path(third["workspace"]) != ws
+    assert tree_listing(checkout) == listing  # nothing written into the user's checkout
+
+
+def tree_listing(root: Path) -> list[tuple[str, int, int]]:
+    """(path, size, mtime_ns) of everything under ``root``."""
+    return sorted(
+        (str(p.relative_to(root)), p.lstat().st_size, p.lstat().st_mtime_ns)
+        for p in root.rglob("*")
+    )

@@ -13,6 +13,7 @@ from torchsmith.planner.support import PIPELINE
 from torchsmith.spec import (
     Backend,
     CacheKind,
+    CompanionSource,
     Engine,
     Features,
     Linking,
@@ -46,6 +47,14 @@ def add_spec_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="WHEEL|python:PATH",
         help="build the --with companions against this torch (a wheel file, or the torch "
         "python:PATH imports) instead of building torch",
+    )
+    g.add_argument(
+        "--companion-source",
+        dest="companion_source",
+        action="append",
+        metavar="NAME=SOURCE",
+        help="a companion's own source instead of Debian's: torchvision=path:DIR or "
+        "torchaudio=tarball:URL_OR_FILE[#sha256=HEX] (repeatable)",
     )
     g.add_argument("--python", help="Python version to build for, e.g. 3.11")
     acc = g.add_mutually_exclusive_group()
@@ -143,6 +152,18 @@ def _switches(args: argparse.Namespace, problems: list[Problem]) -> dict[str, An
             problems.append(Problem(f"--link {item!r} is not LIB=MODE", "e.g. --link nccl=static"))
             continue
         values[f"linking.{lib}"] = mode
+    for item in getattr(args, "companion_source", None) or ():
+        name, sep, source = item.partition("=")
+        if not sep or name.strip() not in CompanionSource.model_fields:
+            problems.append(
+                Problem(
+                    f"--companion-source {item!r} is not NAME=SOURCE",
+                    "e.g. --companion-source torchvision=path:~/src/vision "
+                    "(NAME: torchvision, torchaudio or torchtext)",
+                )
+            )
+            continue
+        values[f"companion_source.{name.strip()}"] = source.strip()
     return values
 
 

@@ -43,14 +43,24 @@ class EnvValue(_Frozen):
     reason: str
 
 
+class OwnSource(_Frozen):
+    """A companion's own source (``companion_source``) instead of Debian's source package."""
+
+    kind: Literal["path", "tarball"]
+    location: str = Field(description="the directory, or the tarball's URL or file")
+
+
 class CompanionBuild(_Frozen):
     """One companion: where its source comes from and how it is built."""
 
     name: str
     version: str
     package: str = Field(description="Debian source package, e.g. 'pytorch-vision'")
-    debian_version: str
-    suite: str
+    debian_version: str = Field("", description="'' when the companion has its own source")
+    suite: str = ""
+    source: OwnSource | None = Field(
+        None, description="its own source (path/tarball); None: Debian's source package"
+    )
     env: list[EnvValue]
     system_packages: list[EnvValue] = Field(
         default_factory=list,

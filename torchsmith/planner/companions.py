@@ -20,6 +20,7 @@ from torchsmith.companions.model import (
 from torchsmith.errors import UnknownEntryError
 from torchsmith.plan_model import CompanionPlan, Decision, PlanStep, SourcePlan
 from torchsmith.planner.context import Ctx, decide
+from torchsmith.redact import redact_url
 
 DEBIAN_PACKAGE = {
     "torchvision": "pytorch-vision",
@@ -188,13 +189,16 @@ def _cuda_ok(ctx: Ctx, facts: TorchFacts) -> bool:
     return True
 
 
-def _source_ok(ctx: Ctx) -> bool:
-    if ctx.spec.source == "debian":
+def _source_ok(ctx: Ctx, companions: list[CompanionPlan]) -> bool:
+    """Companions without a source of their own come from Debian's source packages."""
+    debian = [c.name for c in companions if ctx.spec.companion_source.of(c.name) is None]
+    if ctx.spec.source == "debian" or not debian:
         return True
     ctx.problem(
-        f"companion source {ctx.spec.source!r}: only Debian's source packages (pytorch-vision, "
-        "pytorch-audio) are built for companions yet",
-        "use --source debian",
+        f"companion source {ctx.spec.source!r} for {', '.join(debian)}: a companion comes from "
+        "Debian's source package (pytorch-vision, pytorch-audio) or from a source of its own",
+        "use --source debian, or give each its own: --companion-source "
+        f"{debian[0]}=path:DIR (or =tarball:URL_OR_FILE#sha256=HEX)",
         "source",
     )
     return False
@@ -380,21 +384,32 @@ def system_packages(name: str, version: str, os_id: str | None) -> list[EnvValue
     ]
 
 
+def _where_from(ctx: Ctx, comp: CompanionPlan) -> dict[str, Any]:
+    """The companion's source fields: its own (path/tarball) or Debian's source package."""
+    package = DEBIAN_PACKAGE[comp.name]
+    own = ctx.spec.companion_source.of(comp.name)
+    if own is not None:
+        kind, _, location = own.partition(":")
+        why = f"its own source {kind}:{redact_url(location)} (companion_source.{comp.name})"
+        return {"package": package, "source": {"kind": kind, "location": location}, "why": why}
+    pkg = ctx.kb.debian_package(package, comp.version)
+    why = f"Debian {pkg.suite} source package {package} {pkg.version}"
+    return {"package": package, "debian_version": pkg.version, "suite": pkg.suite, "why": why}
+
+
 def _one_build(
     ctx: Ctx, comp: CompanionPlan, facts: TorchFacts, jobs: int, arch_list: str | None
 ) -> CompanionBuild:
-    package = DEBIAN_PACKAGE[comp.name]
-    pkg = ctx.kb.debian_package(package, comp.version)
+    where = _where_from(ctx, comp)
+    why = where.pop("why")
     return CompanionBuild(
         name=comp.name,
         version=comp.version,
-        package=package,
-        debian_version=pkg.version,
-        suite=pkg.suite,
+        **where,
         env=companion_env(comp.name, comp.version, facts, jobs, arch_list),
         system_packages=system_packages(comp.name, comp.version, ctx.host.os_id),
         smoke=SMOKE[comp.name],
-        reason=f"Debian {pkg.suite} source package {package} {pkg.version}; {comp.reason}",
+        reason=f"{why}; {comp.reason}",
     )
 
 
@@ -416,6 +431,8 @@ def _buildable(ctx: Ctx, comp: CompanionPlan, facts: TorchFacts) -> bool:
             "companions",
         )
         return False
+    if ctx.spec.companion_source.of(comp.name) is not None:
+        return True
     try:
         ctx.kb.debian_package(DEBIAN_PACKAGE[comp.name], comp.version)
     except UnknownEntryError as exc:
@@ -440,7 +457,7 @@ def plan_companion_builds(
             "companions",
         )
         return None
-    checks = [_cuda_ok(ctx, facts), _source_ok(ctx)]
+    checks = [_cuda_ok(ctx, facts), _source_ok(ctx, companions)]
     # Debian's packages are looked up only for a Debian source (else that refusal says it all)
     ok = [c for c in companions if _buildable(ctx, c, facts)] if checks[1] else []
     if not all(checks) or len(ok) != len(companions) or not ok:

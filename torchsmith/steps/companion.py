@@ -8,7 +8,8 @@ Order (each a stage with its own log, ``<workspace>/logs/<stage>.log``):
 2. ``companion-env``: a venv of the plan's Python with that wheel installed ``--no-deps`` (no
    resolver may choose another torch), then torch's own runtime requirements and the build tools;
    made once per torch wheel (its sha256 is recorded);
-3. per companion ``<name>-fetch`` (Debian orig checked against the signed Sources index),
+3. per companion ``<name>-fetch`` (Debian orig checked against the signed Sources index, or
+   its own path/tarball source with the planned version.txt),
    ``<name>-build`` (``pip wheel --no-build-isolation --no-deps`` with the plan's variables, the
    compiler cache as a masquerade dir, MAX_JOBS), ``<name>-verify`` (Requires-Dist pins exactly
    that torch; smoke test in a fresh venv holding the two wheels), ``<name>-publish``.
@@ -31,6 +32,7 @@ from torchsmith.cache.stats import CacheStats
 from torchsmith.companions import buildenv
 from torchsmith.companions.binary import check_binaries
 from torchsmith.companions.model import CompanionBuild, CompanionBuildPlan
+from torchsmith.companions.source import fetch_own, still_current
 from torchsmith.companions.torchsource import (
     ASK_SITE,
     TorchSource,
@@ -227,6 +229,11 @@ class Result:
 
 
 def _fetch(ctx: BuildContext, comp: CompanionBuild, base: dict[str, str]) -> dict[str, Any]:
+    if comp.source is not None:
+        where = f"its own source, {comp.source.kind}"
+        with ctx.stage(f"{comp.name}-fetch", where):
+            log = _appender(ctx.log(f"{comp.name}-fetch"))
+            return fetch_own(comp, ctx.options.cache_root / "sources", base, log)
     pkg = load_kb().debian_package(comp.package, comp.version)
     job = OrigJob(comp.package, comp.debian_version, comp.version, pkg.dsc_sha256)
     log = ctx.log(f"{comp.name}-fetch")
@@ -367,6 +374,11 @@ def _built(ctx: BuildContext, e: Env, comp: CompanionBuild) -> tuple[Path, dict[
     """The companion's wheel: the one a finished earlier run left, else fetched and built."""
     stage = f"{comp.name}-built"
     done = ctx.workspace.read_marker(stage) if ctx.workspace.is_done(stage) else {}
+    if done and not still_current(comp, done.get("source", {}), e.base):
+        ctx.reporter.message(
+            f"{comp.name}: its source tree changed since the last run: built again"
+        )
+        done = {}
     if done.get("wheel") and Path(done["wheel"]).is_file():
         ctx.reporter.message(f"{comp.name}: built by an earlier run, {done['wheel']}")
         return Path(done["wheel"]), done

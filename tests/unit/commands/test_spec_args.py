@@ -7,7 +7,15 @@ import argparse
 from typing import get_args
 
 from torchsmith.commands.spec_args import add_spec_arguments, cli_values
-from torchsmith.spec import Backend, BuildSpec, CacheKind, Features, Linking, Output
+from torchsmith.spec import (
+    Backend,
+    BuildSpec,
+    CacheKind,
+    CompanionSource,
+    Features,
+    Linking,
+    Output,
+)
 
 FILE_ONLY: frozenset[str] = frozenset({"images"})
 """Spec keys with no flag (docs/options.md says so for each): the training images ([[images]]
@@ -22,7 +30,7 @@ def _parser() -> argparse.ArgumentParser:
 
 def test_every_top_level_key_has_a_flag() -> None:
     values, _ = cli_values(_parser().parse_args([]))
-    nested = {"features", "linking", "nccl", "cache"}
+    nested = {"features", "linking", "nccl", "cache", "companion_source"}
     assert set(BuildSpec.model_fields) - nested - FILE_ONLY <= set(values)
 
 
@@ -46,3 +54,14 @@ def test_choices_come_from_the_spec_literals() -> None:
 def test_nccl_root_has_a_flag() -> None:
     values, _ = cli_values(_parser().parse_args(["--nccl-root", "/usr"]))
     assert values["nccl.root"] == "/usr"
+
+
+def test_every_companion_has_a_source_flag_and_a_bad_one_is_named() -> None:
+    argv = [f"--companion-source={n}=path:/src/{n}" for n in CompanionSource.model_fields]
+    values, problems = cli_values(_parser().parse_args(argv))
+    assert not problems
+    assert values["companion_source.torchvision"] == "path:/src/torchvision"
+    _, problems = cli_values(_parser().parse_args(["--companion-source", "vision=path:/src"]))
+    [problem] = problems
+    assert "'vision=path:/src' is not NAME=SOURCE" in problem.what
+    assert "torchvision, torchaudio or torchtext" in problem.fix

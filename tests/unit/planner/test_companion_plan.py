@@ -183,3 +183,55 @@ def test_torchvision_names_the_packages_its_decoders_need_for_this_distribution(
     names = [p.name for p in vision.system_packages]
     assert names == ["libjpeg62-turbo-dev", "libpng-dev"]  # the recorded host is Debian 12
     assert all("TORCHVISION_USE_" in p.reason for p in vision.system_packages)
+
+
+def own_tree(root: Path, version: str) -> Path:
+    """A companion tree as far as planning and the version check read it (a real tree's
+    version.txt: pytorch/vision@v0.21.0:version.txt is '0.21.0a0')."""
+    root.mkdir(parents=True)
+    (root / "setup.py").write_text("")
+    (root / "version.txt").write_text(version + "\n")
+    return root
+
+
+def test_a_companion_with_its_own_path_source_needs_no_debian_package(tmp_path: Path) -> None:
+    tree = own_tree(tmp_path / "vision", "0.21.0a0")
+    cli = {
+        "companions": ("torchvision",),
+        "source": "git",
+        "companion_source.torchvision": f"path:{tree}",
+    }
+    [build] = plan(**cli).companion_build.builds  # type: ignore[union-attr]
+    assert build.source is not None and build.source.kind == "path"
+    assert build.source.location == str(tree) and build.debian_version == ""
+    assert "companion_source.torchvision" in build.reason
+    assert {v.name: v.value for v in build.env}["BUILD_VERSION"] == "0.21.0"
+
+
+def test_a_companion_without_its_own_source_still_needs_debian(tmp_path: Path) -> None:
+    tree = own_tree(tmp_path / "vision", "0.21.0a0")
+    cli = {
+        "companions": ("torchvision", "torchaudio"),
+        "source": "git",
+        "accelerator": "12.4",
+        "companion_source.torchvision": f"path:{tree}",
+    }
+    with pytest.raises(PlanError) as info:
+        plan(**cli)
+    said = info.value.render()
+    assert "companion source 'git' for torchaudio" in said
+    assert "--companion-source torchaudio=path:DIR" in said
+
+
+def test_a_companion_source_must_be_a_path_or_tarball_that_exists() -> None:
+    from torchsmith.errors import SpecError
+
+    for value, said in [
+        ("git", "a git tag: give its release tarball"),
+        ("debian", "what --source debian builds"),
+        ("path:/nonexistent/vision", "/nonexistent/vision does not exist"),
+        ("tarball:ftp://host/v.tar.gz", "only https:// URLs are fetched"),
+    ]:
+        with pytest.raises(SpecError) as info:
+            resolve_spec(cli={"companion_source.torchvision": value})
+        assert said in info.value.render(), value

@@ -1,0 +1,92 @@
+#!/usr/bin/env python3
+"""Warm rebuild / cold build, and N Pythons / one Python, for a *whole* torch build (issue 15).
+
+Given a finished cold build (its published manifest), the same `torchsmith build` runs again in
+another cache root (another workspace, another path: what a second machine or CI job sees) that
+shares only the compiler cache directory of the cold one — once for the same Python (warm
+rebuild), once per ``--python`` (the same torch for another Python). Each run's manifest gives
+the stage times and ccache hits; the script prints them and the ratios.
+
+    python bench/bench_full_rebuild.py --cold DIST/torch-…manifest.json --cache-dir CCACHE_DIR \\
+        --work DIR [--python 3.10 ...] [--no-warm] -- --torch 1.13.1 --cpu --source debian
+
+Everything after ``--`` is the build's own arguments (the cold build's, without --with,
+--cache-root, --output-dir). Nothing of the cold build is touched: its ccache directory is read
+and written (new objects of another Python are added), its workspace is not used.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+# A cold build made with --with: its companions' stages are not part of the torch build.
+COMPANION_STAGES = ("companion", "torchvision", "torchaudio", "torchtext")
+
+
+def build(args: list[str], root: Path, cache_dir: Path) -> tuple[dict[str, Any], float]:
+    """Run one build in ``root``; its manifest and wall seconds."""
+    dist = root / "dist"
+    argv = [sys.executable, "-m", "torchsmith", "build", *args]
+    argv += ["--cache-root", str(root), "--cache-dir", str(cache_dir), "--output-dir", str(dist)]
+    started = time.monotonic()
+    done = subprocess.run(argv, capture_output=True, text=True, check=False)
+    wall = time.monotonic() - started
+    (root / "build.log").write_text(done.stdout + done.stderr)
+    if done.returncode != 0:
+        sys.exit(f"build in {root} failed ({done.returncode}): see {root / 'build.log'}")
+    [path] = sorted(dist.glob("torch-*.manifest.json"))
+    data: dict[str, Any] = json.loads(path.read_text())
+    return data, wall
+
+
+def summary(name: str, data: dict[str, Any], wall: float | None) -> dict[str, Any]:
+    every = data.get("stages_all_runs") or data.get("stages") or {}
+    stages = {k: v for k, v in every.items() if not k.startswith(COMPANION_STAGES)}
+    cache = data.get("compiler_cache") or {}
+    total = sum(v for v in stages.values() if isinstance(v, (int, float)))
+    return {
+        "run": name,
+        "python": (data.get("plan") or {}).get("python", {}).get("value"),
+        "stages_s": {k: round(v, 1) for k, v in stages.items()},
+        "compile_s": round(stages.get("compile", 0.0), 1),
+        "stages_total_s": round(total, 1),
+        "wall_s": None if wall is None else round(wall, 1),
+        "ccache_hits": cache.get("hits"),
+        "ccache_misses": cache.get("misses"),
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--cold", type=Path, required=True, help="the cold build's manifest")
+    parser.add_argument("--cache-dir", type=Path, required=True, help="its ccache directory")
+    parser.add_argument("--work", type=Path, required=True)
+    parser.add_argument("--python", action="append", default=[])
+    parser.add_argument("--no-warm", action="store_true")
+    parser.add_argument("rest", nargs=argparse.REMAINDER)
+    opts = parser.parse_args()
+    args = [a for a in opts.rest if a != "--"]
+    cold = summary("cold", json.loads(opts.cold.read_text()), None)
+    rows = [cold]
+    runs = ([] if opts.no_warm else [("warm", [])]) + [
+        (f"python {p}", ["--python", p]) for p in opts.python
+    ]
+    for name, extra in runs:
+        root = opts.work / name.replace(" ", "-")
+        data, wall = build([*args, *extra], root, opts.cache_dir)
+        rows.append(summary(name, data, wall))
+        print(json.dumps(rows[-1]), flush=True)
+    base = cold["stages_total_s"] or 1.0
+    for row in rows[1:]:
+        row["ratio_to_cold"] = round(row["stages_total_s"] / base, 3)
+    print(json.dumps({"cold": cold, "runs": rows[1:]}, indent=2))
+
+
+if __name__ == "__main__":
+    main()
