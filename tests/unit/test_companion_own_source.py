@@ -52,7 +52,7 @@ def test_another_release_is_refused_naming_both(tmp_path: Path) -> None:
 
 def test_a_tree_without_version_txt_is_refused(tmp_path: Path) -> None:
     root = tree(tmp_path / "v", None)
-    with pytest.raises(SourceError, match="no readable version.txt"):
+    with pytest.raises(SourceError, match=r"no readable version\.txt"):
         check_version(vision(str(root)), root, f"path:{root}")
 
 
