@@ -3,12 +3,13 @@
    scripts/cost_data.py BUILD/.ninja_log --release 2.6.0 --accelerator cpu --jobs 2 \
        --edges 1371 --source "where and how the build ran" \
        > torchsmith/report/data/cost-2.6.0-cpu.toml
-The groups are those of the 1.13.1 data (torchsmith/report/data/cost-1.13.1-cpu.toml)."""
+The groups are those of the 1.13.1 data (torchsmith/report/data/cost-1.13.1-cpu.toml); the
+run is the log's build run (the one with the most compile edges)."""
 
 import argparse
 from pathlib import Path
 
-from torchsmith.report.costdata import cost_toml, group_sums
+from torchsmith.report.costdata import build_run, cost_toml, group_sums
 from torchsmith.report.eta import CostModel, find_model
 from torchsmith.report.ninja_log import parse_runs
 
@@ -23,6 +24,6 @@ if __name__ == "__main__":
     args = parser.parse_args()
     template = find_model("1.13.1", "cpu")
     assert template is not None
-    edges = parse_runs(args.ninja_log.read_text(encoding="utf-8", errors="replace"))[-1]
+    edges = build_run(parse_runs(args.ninja_log.read_text(encoding="utf-8", errors="replace")))
     model = CostModel(args.release, args.accelerator, args.edges, template.groups, args.source)
     print(cost_toml(model, group_sums(edges, template), args.jobs), end="")

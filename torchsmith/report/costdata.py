@@ -24,6 +24,12 @@ class GroupSum:
     seconds: float
 
 
+def build_run(runs: Sequence[Sequence[NinjaEdge]]) -> Sequence[NinjaEdge]:
+    """The run of a ``.ninja_log`` that compiled the build: the one with the most compile edges
+    (setup.py's packaging runs ninja once more after the build, e.g. for ``install.util``)."""
+    return max(runs, key=lambda run: sum(edge_group(e) in ("compile", "cuda") for e in run))
+
+
 def group_sums(edges: Sequence[NinjaEdge], template: CostModel) -> list[GroupSum]:
     """Objects and job-seconds per group of ``template`` among the run's compile edges (first
     output matched against the group's ``match`` strings; unmatched objects are left out)."""

@@ -79,6 +79,10 @@ class CostModel:
         return sum(g.seconds for g in self.groups)
 
     @property
+    def dearest(self) -> float:
+        return max(g.mean for g in self.groups)
+
+    @property
     def cheapest(self) -> float:
         return min(g.mean for g in self.groups)
 
@@ -216,7 +220,10 @@ class CostEta:
         seconds = self.remaining_cost(status) * self.speed(status.elapsed or 0.0) / self.jobs
         spread = self.spread()
         basis = f"cost model: torch {self.model.release} {self.model.accelerator}"
-        return Estimate(seconds, seconds / (1 + spread), seconds * (1 + spread), basis)
+        # The last objects of a build run with fewer jobs than the limit: the range's upper
+        # end allows one of the dearest group's objects alone at the end.
+        high = seconds * (1 + spread) + self.model.dearest
+        return Estimate(seconds, seconds / (1 + spread), high, basis)
 
 
 def pace_estimate(status: NinjaStatus) -> Estimate | None:
