@@ -32,6 +32,21 @@ def _build_version(ctx: Ctx, torch: str, cuda: str | None) -> list[EnvSetting]:
     ]
 
 
+# PyTorch's code generators (tools/autograd, torchgen) leaked set iteration order into generated
+# sources until 2.1 (pytorch/pytorch#101425, #100986, earlier #58889, #82536): with Python's
+# per-process string hash seed, each build's autograd/generated/Functions.cpp, VariableType_*.cpp
+# … differ in line order, and a compiler cache misses on them in every new workspace (measured:
+# docs/benchmarks.md, full 1.13.1 build). pytorch/pytorch#58944 proposes the fixed seed.
+HASH_SEED = EnvSetting(
+    name="PYTHONHASHSEED",
+    value="0",
+    reason="deterministic code generation: a fixed string-hash seed, so the generated sources "
+    "(autograd Functions.cpp, VariableType_*.cpp, ...) are the same in every build and a "
+    "compiler cache hits on them (pytorch/pytorch#58944; set-order leaks fixed only in 2.1, "
+    "pytorch/pytorch#101425)",
+)
+
+
 def _cache_env(ctx: Ctx) -> list[EnvSetting]:
     kind = ctx.spec.cache.kind
     if kind == "none":
@@ -125,6 +140,7 @@ def plan_env(
         *_cache_env(ctx),
         _jobs_env(*jobs),
         *_build_version(ctx, torch, cuda),
+        HASH_SEED,
     ]
     if ctx.spec.cxx11_abi is not None:
         abi = str(int(ctx.spec.cxx11_abi))

@@ -233,3 +233,11 @@ def test_a_partial_build_needs_the_disk_of_its_targets_not_of_a_whole_build() ->
     assert partial.disk_gb.value == 3.0 + 3.0 + 5.0 < 13.5
     assert "partial CUDA build" in partial.disk_gb.reason
     assert plan(torch="2.5.1", targets=("c10",)).disk_gb.value == 3.0 + 3.0
+
+
+def test_code_generation_gets_a_fixed_hash_seed_for_the_compiler_cache() -> None:
+    """A full 1.13.1 build in a second workspace missed the cache on autograd/generated/*.cpp:
+    their line order followed Python's random string hash (docs/benchmarks.md)."""
+    for p in (plan(torch="1.13.1"), plan(torch="2.5.1", accelerator="12.4", gpus=("8.6",))):
+        setting = next(e for e in p.env if e.name == "PYTHONHASHSEED")
+        assert setting.value == "0" and "pytorch/pytorch#58944" in setting.reason
