@@ -26,6 +26,7 @@ GENERAL_113 = {
     "cpp-extension-pkg-resources-packaging",
     "cmake4-policy-version-minimum",
     "numpy-below-2",
+    "cpu-dispatch-relative-include",
 }
 
 
