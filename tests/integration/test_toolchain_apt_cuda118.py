@@ -20,8 +20,9 @@ from tests.integration.planned import compiler_env, planned
 from torchsmith.host.compilers import probe_compilers
 from torchsmith.host.model import HostFacts, Tool
 from torchsmith.inspect.elf import read_elf
-from torchsmith.toolchains.cuda import ProvideContext, ToolkitRecord
+from torchsmith.toolchains.cuda import ProvideContext, ToolkitRecord, layout
 from torchsmith.toolchains.cuda.apt import AptProvider
+from torchsmith.toolchains.cuda.system import debian_system_root
 
 pytestmark = [pytest.mark.slow, pytest.mark.network]
 KERNEL = """
@@ -92,3 +93,20 @@ def test_nvcc_118_with_gcc11_builds_sm86_and_sm90(toolkit: ToolkitRecord, tmp_pa
     entries = read_elf(tmp_path / "k").fatbin
     assert {e.arch for e in entries if e.kind == "sass"} == {"sm_86", "sm_90"}
     assert [e.arch for e in entries if e.kind == "ptx"] == []
+
+
+def test_debians_toolkit_in_place_becomes_a_standard_root(
+    toolkit: ToolkitRecord, tmp_path: Path
+) -> None:
+    """The system provider over Debian's nvidia-cuda-toolkit where it lies (installed under /
+    by torchsmith's own apt route as root, or unpacked): a standard root in the cache, so the
+    next build does not refuse it for lacking include/cuda_runtime.h and nvvm/libdevice."""
+    entry = Path(toolkit.root).parent
+    prefix = entry / "debroot" if (entry / "debroot").is_dir() else Path("/")
+    root = debian_system_root("11.8", tmp_path, prefix)
+    assert layout.missing_parts(root) == []
+    done = subprocess.run(
+        [root / "bin" / "nvcc", "--version"], capture_output=True, text=True, check=True
+    )
+    assert "release 11.8" in done.stdout
+    assert debian_system_root("11.8", tmp_path, prefix) == root  # made once

@@ -23,6 +23,7 @@ import pytest
 from tests.integration.conftest import test_cache as cache_dir
 from tests.resources import require_root, require_tool
 from torchsmith.cli import main
+from torchsmith.host.cuda import DEBIAN_ROOT
 from torchsmith.inspect.elf import read_elf
 from torchsmith.toolchains.cuda import ToolkitRecord
 
@@ -35,12 +36,18 @@ CUDA118_FIXES = {
 }
 
 
+INSTALLED_BEFORE: list[bool] = []
+
+
 @pytest.fixture(scope="module")
 def manifest(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     require_tool("apt-get", "a Debian host (the Debian build dependencies are installed)")
     require_root("--install-deps installs the Debian build dependencies")
     require_tool("g++-11", "apt-get install g++-11 (scripts/setup-system-deps)")
     dist = tmp_path_factory.mktemp("dist")
+    # A machine where Debian's toolkit is already installed (an earlier run's apt route as root
+    # installs it) gets the system provider over it; a fresh one, the apt provider.
+    INSTALLED_BEFORE.append((DEBIAN_ROOT / "bin" / "nvcc").exists())
     args = [
         "build",
         "--source",
@@ -73,11 +80,13 @@ def manifest(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
 def test_plan_applies_the_cuda118_fixes_with_the_apt_toolkit(manifest: dict[str, Any]) -> None:
     plan = manifest["plan"]
     assert {f["id"] for f in plan["fixes"]} >= CUDA118_FIXES
-    assert plan["toolkit"]["value"] == "apt"
+    provider = "system" if INSTALLED_BEFORE[0] else "apt"
+    assert plan["toolkit"]["value"] == provider
     toolkit = manifest["toolkit"]
-    assert toolkit["provider"] == "apt" and toolkit["cuda"] == "11.8"
+    assert toolkit["provider"] == provider and toolkit["cuda"] == "11.8"
     assert toolkit["version"].startswith("11.8.")
-    assert any(p["name"] == "nvidia-cuda-toolkit" for p in toolkit["packages"])
+    if provider == "apt":
+        assert any(p["name"] == "nvidia-cuda-toolkit" for p in toolkit["packages"])
     assert plan["compiler"]["value"] == "gcc-11"
     assert plan["arch_list"] == "8.6;9.0"
     tree = Path(manifest["workspace"]) / "src"
