@@ -16,8 +16,9 @@ from torchsmith.companions.model import CompanionBuild
 from torchsmith.errors import InternalError, SourceError
 from torchsmith.plan_model import SourcePlan
 from torchsmith.proc import LineCallback
-from torchsmith.sources.path import fetch_path, identity_of
-from torchsmith.sources.tarball import fetch_tarball
+from torchsmith.sources import fetch_source
+from torchsmith.sources.path import identity_of
+from torchsmith.sources.version_check import tree_version as version_txt
 
 
 def source_plan(comp: CompanionBuild) -> SourcePlan:
@@ -34,10 +35,9 @@ def source_plan(comp: CompanionBuild) -> SourcePlan:
 
 def tree_version(root: Path) -> str | None:
     """The release a companion tree says it is (``version.txt``, e.g. '0.21.0a0' → '0.21.0')."""
-    found = root / "version.txt"
-    if not found.is_file():
+    text = version_txt(root)
+    if not text:
         return None
-    text = found.read_text(encoding="utf-8", errors="replace").strip()
     try:
         return Version(text).base_version
     except InvalidVersion:
@@ -67,8 +67,7 @@ def fetch_own(
 ) -> dict[str, Any]:
     """The companion's own tree, fetched or copied into ``cache_root``, its version checked."""
     plan = source_plan(comp)
-    fetch = fetch_path if plan.kind == "path" else fetch_tarball
-    tree = fetch(plan, cache_root, env, on_line=on_line)
+    tree = fetch_source(plan, cache_root, env, on_line=on_line)
     shown = tree.details.get("path") or tree.details.get("location") or plan.kind
     check_version(comp, tree.root, f"{plan.kind}:{shown}")
     return {"root": str(tree.root), "identity": tree.identity, "kind": plan.kind, **tree.details}
