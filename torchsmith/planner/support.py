@@ -197,7 +197,24 @@ def _install(ctx: Ctx) -> None:
         )
 
 
+def _unasked_sources(ctx: Ctx) -> None:
+    """A companion source given for a companion the build does not ask for is refused, not
+    dropped (``--with auto`` asks for them all)."""
+    asked = {c.split("=")[0] for c in ctx.spec.companions}
+    given = [
+        n for n in type(ctx.spec.companion_source).model_fields if ctx.spec.companion_source.of(n)
+    ]
+    unasked = [n for n in given if "auto" not in asked and n not in asked]
+    if unasked:
+        ctx.problem(
+            f"--companion-source for {', '.join(unasked)}, which this build does not build",
+            f"add --with {','.join(unasked)}, or drop its --companion-source",
+            "companion_source",
+        )
+
+
 def _companions(ctx: Ctx, can: Capabilities) -> None:
+    _unasked_sources(ctx)
     against = ctx.spec.against
     if not ctx.spec.companions or (can.companions and against is None):
         return

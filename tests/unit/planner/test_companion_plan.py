@@ -235,3 +235,13 @@ def test_a_companion_source_must_be_a_path_or_tarball_that_exists() -> None:
         with pytest.raises(SpecError) as info:
             resolve_spec(cli={"companion_source.torchvision": value})
         assert said in info.value.render(), value
+
+
+def test_a_source_for_a_companion_not_asked_for_is_refused_not_dropped(tmp_path: Path) -> None:
+    tree = own_tree(tmp_path / "audio", "2.6.0a0")
+    cli = {"companions": ("torchvision",), "companion_source.torchaudio": f"path:{tree}"}
+    with pytest.raises(PlanError) as info:
+        plan(**cli)
+    said = info.value.render()
+    assert "--companion-source for torchaudio, which this build does not build" in said
+    assert "add --with torchaudio" in said
