@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from typing import Generic, Literal, TypeVar
+from typing import Any, Generic, Literal, TypeVar
 
 from pydantic import (
     BaseModel,
@@ -15,6 +15,7 @@ from pydantic import (
     SerializationInfo,
     SerializerFunctionWrapHandler,
     model_serializer,
+    model_validator,
 )
 
 from torchsmith.cache.model import CachePlan
@@ -92,7 +93,21 @@ class SourcePlan(_Frozen):
     ref: str = Field(description="git tag/commit, Debian version, or '' for a path")
     git_mirror: str | None = None
     in_place: bool = False
+    system_python: bool = Field(
+        False,
+        description="Debian route with the suite's own python3: the build's venv is made over "
+        "/usr/bin/python3 and sees the distribution's python3-* packages (numpy, yaml); false: "
+        "the plan's Python with its build requirements from PyPI",
+    )
     reason: str
+
+    @model_validator(mode="before")
+    @classmethod
+    def _system_python_default(cls, data: Any) -> Any:
+        """Plans written before the field: Debian's route always used the system python3."""
+        if isinstance(data, dict) and "system_python" not in data:
+            return {**data, "system_python": data.get("kind") == "debian"}
+        return data
 
 
 class PlanStep(_Frozen):

@@ -141,6 +141,11 @@ class FixApplies(BaseModel):
     gcc: str = ""
     python: str = ""
     source: str = Field("", description="source kind: git, debian, ... (empty = any)")
+    python_packages: Literal["", "system", "pypi"] = Field(
+        "",
+        description="where the build's Python packages come from: 'system' (Debian's route over "
+        "its own python3 and python3-* packages), 'pypi' (a venv filled from PyPI); empty = any",
+    )
     cpu: bool | None = Field(None, description="only CPU (True) or only CUDA (False) builds")
 
 

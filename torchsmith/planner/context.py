@@ -6,13 +6,20 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from torchsmith.errors import Problem
+from packaging.version import Version
+
+from torchsmith.errors import Problem, UnknownEntryError
 from torchsmith.host.model import HostFacts
 from torchsmith.kb import KnowledgeBase
 from torchsmith.kb.models import Release
 from torchsmith.plan_model import Decision, DecisionOrigin
 from torchsmith.spec import BuildSpec
 from torchsmith.spec_sources import Origin
+
+
+def _minor(text: str) -> Version:
+    """'3.10', '3.10.13' and '3.13t' as their minor version."""
+    return Version(".".join(text.removesuffix("t").split(".")[:2]))
 
 
 @dataclass
@@ -24,6 +31,18 @@ class Ctx:
     release: Release | None = None
     problems: list[Problem] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+
+    def debian_system_python(self) -> bool:
+        """A Debian source built with the suite's own python3 (no --python, or the same
+        minor): the venv is made over /usr/bin/python3 and sees Debian's python3-* packages."""
+        if self.spec.source != "debian" or self.release is None:
+            return False
+        try:
+            pkg = self.kb.debian_package("pytorch", self.release.torch)
+        except UnknownEntryError:
+            return False
+        wanted = self.spec.python
+        return pkg.python is None or wanted is None or _minor(wanted) == _minor(pkg.python)
 
     def asked(self, key: str) -> bool:
         """Did the user set this key (file, env or CLI) rather than leave the default?"""

@@ -45,8 +45,11 @@ def _applies(
     gcc: str | None,
     python: str | None,
     source_kind: str | None,
+    python_packages: str,
 ) -> bool:
     if when.source and when.source != source_kind:
+        return False
+    if when.python_packages and when.python_packages != python_packages:
         return False
     if when.cpu is not None and when.cpu != (cuda is None):
         return False
@@ -62,14 +65,19 @@ def applicable_fixes(
     gcc: str | None,
     python: str | None,
     source_kind: str | None = None,
+    python_packages: str | None = None,
 ) -> list[Fix]:
     """The fixes of ``kb`` whose ranges all contain this build, in registry order.
 
     ``cuda`` is ``None`` for a CPU build, ``gcc`` is the GCC major (or full) version or ``None``
     when the host compiler is not GCC, ``source_kind`` is ``git``, ``debian``, ``path``, ...
+    ``python_packages`` is ``system`` when the build's venv sees Debian's python3-* packages,
+    ``pypi`` when they come from PyPI (default: ``system`` for a Debian source, else ``pypi``).
     A fix restricted to some versions of a component never applies when that component's
     version is unknown (``None``, or ``main``/a commit for torch).
     """
+    if python_packages is None:
+        python_packages = "system" if source_kind == "debian" else "pypi"
     return [
         fix
         for fix in kb.fixes
@@ -80,6 +88,7 @@ def applicable_fixes(
             gcc=gcc,
             python=python,
             source_kind=source_kind,
+            python_packages=python_packages,
         )
     ]
 
@@ -108,6 +117,7 @@ def _applicable(ctx: Ctx, cuda: str | None, gcc: str | None, python: str | None)
         gcc=gcc,
         python=python,
         source_kind=ctx.spec.source.split(":")[0],
+        python_packages="system" if ctx.debian_system_python() else "pypi",
     )
 
 

@@ -103,7 +103,8 @@ def _minor(text: str) -> Version:
 
 
 def _debian_python(ctx: Ctx) -> Decision[Any] | None:
-    """Debian builds torch for its suite's python3, whatever upstream's range says."""
+    """Debian builds torch for its suite's python3; another Python (local builds only) gets
+    its build requirements from PyPI instead of Debian's python3-* packages."""
     if ctx.spec.source != "debian" or ctx.release is None:
         return None
     try:
@@ -112,18 +113,33 @@ def _debian_python(ctx: Ctx) -> Decision[Any] | None:
         return None  # reported by resolve_source
     if pkg.python is None:
         return None
-    if ctx.spec.python is not None and _minor(ctx.spec.python) != _minor(pkg.python):
-        ctx.problem(
-            f"Debian {pkg.suite}'s pytorch {pkg.version} builds for its python3 {pkg.python}; "
-            f"you asked for Python {ctx.spec.python}",
-            f"drop --python (or use --python {pkg.python}), or use --source git",
-            "python",
-        )
+    if not ctx.debian_system_python():
+        return _debian_other_python(ctx, pkg.suite, pkg.python)
     return decide(
         pkg.python,
         "kb",
         f"Debian {pkg.suite} builds pytorch {pkg.version} with its /usr/bin/python3 "
         f"({pkg.python}) and the python3-* packages (numpy, yaml) only that interpreter sees",
+    )
+
+
+def _debian_other_python(ctx: Ctx, suite: str, python: str) -> Decision[Any]:
+    wanted = str(ctx.spec.python)
+    if ctx.spec.backend != "local":
+        ctx.problem(
+            f"Debian {suite}'s pytorch builds in the {ctx.spec.backend} image with its python3 "
+            f"{python}; you asked for Python {wanted}",
+            f"drop --python (or use --python {python}), or build on this machine "
+            "(--backend local), where another Python gets its packages from PyPI",
+            "python",
+        )
+    if ctx.release is not None:
+        check_python(ctx, ctx.release, wanted)
+    return ctx.user(
+        "python",
+        wanted.removesuffix("t"),
+        f"Debian's tree built for Python {wanted} instead of {suite}'s python3 {python}: the "
+        "build requirements (numpy, pyyaml, ...) come from PyPI into the build's venv",
     )
 
 
@@ -198,6 +214,7 @@ def _debian_source(ctx: Ctx, torch: str) -> SourcePlan:
         kind="debian",
         location="pytorch",
         ref=pkg.version,
+        system_python=ctx.debian_system_python(),
         reason=f"Debian {pkg.suite} source package pytorch {pkg.version} (DFSG: no "
         "submodules, built against system libraries)",
     )

@@ -169,7 +169,7 @@ def _make_venv(ctx: BuildContext, tools: Toolchain, tree: Path, env: Mapping[str
     venv = ctx.workspace.venv
     log = ctx.log(STAGE)
     args: list[str | Path] = ["-m", "venv", "--clear"]
-    if ctx.plan.source.kind == "debian":
+    if ctx.plan.source.system_python:
         args.append("--system-site-packages")
     ctx.executor.run([tools.python, *args, venv], env=env, log_path=log)
     have = {name for name in _SYSTEM_TOOLS if getattr(tools, name, None)}

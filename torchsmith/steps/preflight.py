@@ -39,9 +39,9 @@ def compiler_candidates(label: str) -> list[tuple[str, str]]:
 
 
 def base_python(plan: BuildPlan) -> list[str]:
-    """Interpreters to build the Python env from, best first. Debian's system-library route
-    needs the system python3 (the Debian python3-* modules are only visible to it)."""
-    if plan.source.kind == "debian":
+    """Interpreters to build the Python env from, best first. Debian's route with the suite's
+    python3 needs that interpreter (the Debian python3-* modules are only visible to it)."""
+    if plan.source.system_python:
         return ["/usr/bin/python3"]
     version = str(plan.python.value or "")
     return [f"python{version}", "python3"] if version else ["python3"]
@@ -229,7 +229,7 @@ def preflight(
         "python": _first(ex, base_python(plan), env),
     }
     if found["python"] is not None:
-        want = "" if plan.source.kind == "debian" else str(plan.python.value or "")
+        want = "" if plan.source.system_python else str(plan.python.value or "")
         found["python"] = plan_python(ex, found["python"], env, want)
         _check_install_target(ex, plan, env, found["python"])
     cache_kind = plan.cache.value

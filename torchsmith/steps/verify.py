@@ -48,7 +48,7 @@ def verify_wheel(
             python=base_python,
             workdir=ctx.workspace.root / "verify",
             # the Debian route's wheel needs the system python3-* modules (numpy, yaml)
-            mode="venv-system" if ctx.plan.source.kind == "debian" else "venv",
+            mode="venv-system" if ctx.plan.source.system_python else "venv",
         )
         reporter = _Within(ctx.reporter, STAGE)
         verdict = verify_artifact(wheel, ctx.plan, benv.env, smoke=smoke, reporter=reporter)

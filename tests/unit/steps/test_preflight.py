@@ -85,7 +85,7 @@ ALL = {"gcc-12", "g++-12", "cmake", "ninja", "ccache"}
 def plan(fixtures: Path) -> BuildPlan:
     text = (fixtures / "build" / "plan-debian-1.13.1-c10.json").read_text()
     plan = BuildPlan.model_validate_json(text)
-    python = plan.source.model_copy(update={"kind": "git"})
+    python = plan.source.model_copy(update={"kind": "git", "system_python": False})
     return plan.model_copy(
         update={"source": python, "python": Decision(value="3.11", origin="user", reason="t")}
     )
