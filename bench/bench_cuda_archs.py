@@ -22,6 +22,8 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from elftools.elf.elffile import ELFFile
+
 from torchsmith import kb
 from torchsmith.inspect.elf import read_elf
 
@@ -57,15 +59,33 @@ def ninja_times(build_dir: Path) -> dict[str, float]:
     return times
 
 
-def measure(manifest: dict[str, Any], kernels: list[str]) -> list[dict[str, Any]]:
+def fatbin_bytes(path: Path) -> int:
+    """Size of the object's device code (its ``.nv_fatbin`` section)."""
+    with path.open("rb") as fh:
+        section = ELFFile(fh).get_section_by_name(".nv_fatbin")
+        return 0 if section is None else int(section["sh_size"])
+
+
+def linked_bytes(objects: list[Path], work: Path) -> int:
+    """Size of a stripped shared library linked from ``objects`` (what a wheel carries: the
+    objects' symbol tables and relocations are gone, the host code and fat binaries stay)."""
+    lib = work / "libkernels.so"
+    subprocess.run(["g++", "-shared", "-o", str(lib), *map(str, objects)], check=True)
+    subprocess.run(["strip", "--strip-unneeded", str(lib)], check=True)
+    return lib.stat().st_size
+
+
+def measure(manifest: dict[str, Any], kernels: list[str], work: Path) -> list[dict[str, Any]]:
     build_dir = Path(manifest["source"]["built_in"]) / "build"
     times = ninja_times(build_dir)
     rows = []
     for k in kernels:
-        obj = OBJ.format(k)
-        sass = sorted({e.arch for e in read_elf(build_dir / obj).fatbin if e.kind == "sass"})
-        size = (build_dir / obj).stat().st_size
-        rows.append({"kernel": k, "seconds": times[obj], "bytes": size, "sass": sass})
+        obj = build_dir / OBJ.format(k)
+        sass = sorted({e.arch for e in read_elf(obj).fatbin if e.kind == "sass"})
+        rows.append({"kernel": k, "seconds": times[OBJ.format(k)], "bytes": obj.stat().st_size,
+                     "fatbin_bytes": fatbin_bytes(obj), "sass": sass})  # fmt: skip
+    objects = [build_dir / OBJ.format(k) for k in kernels]
+    rows.append({"kernel": "linked", "bytes": linked_bytes(objects, work)})
     return rows
 
 
@@ -81,16 +101,21 @@ def main() -> None:
     results = {}
     for name, archs in sets.items():
         manifest = build(args.cache_root, work / name, archs, kernels)
-        results[name] = measure(manifest, kernels)
+        results[name] = measure(manifest, kernels, work / name)
         print(f"{name} ({archs}):")
-        for row in results[name]:
+        for row in results[name][:-1]:
+            device = row["fatbin_bytes"] / 1e6
             print(f"  {row['kernel']:<16} {row['seconds']:7.1f} s {row['bytes'] / 1e6:7.2f} MB "
-                  f"{' '.join(row['sass'])}")  # fmt: skip
-    one, full = results["one"], results["official"]
-    t1, tn = sum(r["seconds"] for r in one), sum(r["seconds"] for r in full)
-    b1, bn = sum(r["bytes"] for r in one), sum(r["bytes"] for r in full)
-    print(f"total: {t1:.1f} s vs {tn:.1f} s ({tn / t1:.2f}x), "
-          f"{b1 / 1e6:.2f} MB vs {bn / 1e6:.2f} MB ({bn / b1:.2f}x)")  # fmt: skip
+                  f"(device {device:.2f} MB) {' '.join(row['sass'])}")  # fmt: skip
+        print(f"  linked, stripped  {results[name][-1]['bytes'] / 1e6:.2f} MB")
+    one, full = results["one"][:-1], results["official"][:-1]
+    pairs = (("seconds", "seconds"), ("objects", "bytes"), ("device code", "fatbin_bytes"))
+    for what, key in pairs:
+        a, b = sum(r[key] for r in one), sum(r[key] for r in full)
+        print(f"{what}: {a:.6g} vs {b:.6g} ({b / a:.2f}x)")
+    a, b = results["one"][-1]["bytes"], results["official"][-1]["bytes"]
+    print(f"linked library: {a} vs {b} bytes ({b / a:.2f}x)")
+    print(json.dumps(results))
 
 
 if __name__ == "__main__":

@@ -27,6 +27,7 @@ GENERAL_113 = {
     "cmake4-policy-version-minimum",
     "numpy-below-2",
     "cpu-dispatch-relative-include",
+    "codegen-set-order",
 }
 
 
@@ -136,6 +137,19 @@ def test_debian_sources_get_no_pip_commands(kb: KnowledgeBase) -> None:
     )
     assert "numpy-below-2" not in _ids(found)
     assert {"cmake4-policy-version-minimum", "cpp-extension-pkg-resources-packaging"} <= _ids(found)
+
+
+def test_a_debian_tree_with_packages_from_pypi_gets_numpy_below_2(kb: KnowledgeBase) -> None:
+    """Debian's tree built for another Python than the suite's: pip fills its venv."""
+    found = applicable_fixes(
+        kb, torch="1.13.1", cuda=None, gcc="12", python="3.10", source_kind="debian",
+        python_packages="pypi",
+    )  # fmt: skip
+    assert "numpy-below-2" in _ids(found) and "debian-113-system-protobuf" in _ids(found)
+    for kind in ("git", "path", "tarball"):
+        found = applicable_fixes(kb, torch="1.13.1", cuda=None, gcc="11", python="3.10",
+                                 source_kind=kind)  # fmt: skip
+        assert "numpy-below-2" in _ids(found), kind
 
 
 def test_every_fix_carries_what_its_action_needs(kb: KnowledgeBase) -> None:

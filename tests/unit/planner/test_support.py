@@ -13,7 +13,7 @@ from torchsmith import kb
 from torchsmith.backends import EXECUTORS
 from torchsmith.errors import PlanError
 from torchsmith.host.model import HostFacts
-from torchsmith.plan_model import BuildPlan, StepName
+from torchsmith.plan_model import BuildPlan, SourcePlan, StepName
 from torchsmith.planner import resolve
 from torchsmith.planner.support import KNOWLEDGE_ONLY, PIPELINE
 from torchsmith.spec import Output, TrainingImage
@@ -117,6 +117,41 @@ def test_torch_and_its_companions_in_one_run() -> None:
     ]
     env = {v.name: v.value for v in build.builds[0].env}
     assert env["PYTORCH_VERSION"] == "1.13.1" and env["FORCE_CUDA"] == "0"
+
+
+def test_debian_tree_for_the_suites_python_uses_the_system_python3() -> None:
+    p = real_plan(torch="1.13.1", accelerator="cpu", source="debian")
+    assert p.python.value == "3.11" and p.source.system_python
+    assert "numpy-below-2" not in {f.id for f in p.fixes}
+    same = real_plan(torch="1.13.1", accelerator="cpu", source="debian", python="3.11")
+    assert same.source.system_python
+
+
+def test_debian_tree_for_another_python_fills_a_venv_from_pypi() -> None:
+    p = real_plan(torch="1.13.1", accelerator="cpu", source="debian", python="3.10")
+    assert (p.python.value, p.python.origin, p.source.system_python) == ("3.10", "user", False)
+    assert "from PyPI" in p.python.reason
+    assert "numpy-below-2" in {f.id for f in p.fixes}  # 1.13 does not build against NumPy 2
+
+
+def test_debian_tree_for_another_python_in_a_container_is_refused() -> None:
+    with pytest.raises(PlanError) as info:
+        real_plan(torch="1.13.1", accelerator="cpu", source="debian", python="3.10",
+                  backend="docker")  # fmt: skip
+    text = info.value.render()
+    assert "python3 3.11; you asked for Python 3.10" in text and "--backend local" in text
+
+
+def test_debian_tree_for_a_python_the_release_does_not_support_is_refused() -> None:
+    with pytest.raises(PlanError) as info:
+        real_plan(torch="1.13.1", accelerator="cpu", source="debian", python="3.12")
+    assert "3.12" in info.value.render()
+
+
+def test_plans_written_before_system_python_keep_debians_python3() -> None:
+    data = {"kind": "debian", "location": "pytorch", "ref": "1.13.1+dfsg-4", "reason": "r"}
+    assert SourcePlan.model_validate(data).system_python
+    assert not SourcePlan.model_validate({**data, "kind": "git"}).system_python
 
 
 def test_one_run_companions_with_cuda_get_the_torchs_toolkit_and_archs() -> None:
