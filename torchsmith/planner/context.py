@@ -17,7 +17,7 @@ from torchsmith.spec import BuildSpec
 from torchsmith.spec_sources import Origin
 
 
-def _minor(text: str) -> Version:
+def minor_version(text: str) -> Version:
     """'3.10', '3.10.13' and '3.13t' as their minor version."""
     return Version(".".join(text.removesuffix("t").split(".")[:2]))
 
@@ -41,8 +41,8 @@ class Ctx:
             pkg = self.kb.debian_package("pytorch", self.release.torch)
         except UnknownEntryError:
             return False
-        wanted = self.spec.python
-        return pkg.python is None or wanted is None or _minor(wanted) == _minor(pkg.python)
+        wanted, own = self.spec.python, pkg.python
+        return own is None or wanted is None or minor_version(wanted) == minor_version(own)
 
     def asked(self, key: str) -> bool:
         """Did the user set this key (file, env or CLI) rather than leave the default?"""

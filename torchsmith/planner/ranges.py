@@ -11,7 +11,7 @@ from packaging.version import Version
 
 from torchsmith.kb import KnowledgeBase
 from torchsmith.kb.models import ArchParser, CudaRelease, Release
-from torchsmith.planner.context import Ctx
+from torchsmith.planner.context import Ctx, minor_version
 from torchsmith.planner.fixes import applicable_fixes
 
 CPP_EXTENSION = "torch/utils/cpp_extension.py"
@@ -46,13 +46,9 @@ def _numbered(kb: KnowledgeBase, rel: Release) -> Release:
     return kb.newest_release() if rel.torch == "main" else rel
 
 
-def _minor(text: str) -> Version:
-    return Version(".".join(text.split(".")[:2]))
-
-
 def python_fits(python: str) -> Wanted:
-    wanted = _minor(python)
-    return lambda r: _minor(r.python_min) <= wanted <= _minor(r.python_max)
+    wanted = minor_version(python)
+    return lambda r: minor_version(r.python_min) <= wanted <= minor_version(r.python_max)
 
 
 def check_python(ctx: Ctx, rel: Release, python: str) -> None:

@@ -5,12 +5,10 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from packaging.version import Version
-
 from torchsmith.errors import UnknownEntryError
 from torchsmith.kb.models import Release
 from torchsmith.plan_model import CompanionPlan, Decision, SourcePlan
-from torchsmith.planner.context import Ctx, decide
+from torchsmith.planner.context import Ctx, decide, minor_version
 from torchsmith.planner.ranges import check_python, way_out
 from torchsmith.redact import redact_url
 from torchsmith.spec import COMPANIONS
@@ -98,10 +96,6 @@ def _one_companion(ctx: Ctx, rel: Release, name: str, pin: str) -> CompanionPlan
     return CompanionPlan(name=name, version=version, tag=_companion_tag(version), reason=reason)
 
 
-def _minor(text: str) -> Version:
-    return Version(".".join(text.removesuffix("t").split(".")[:2]))
-
-
 def _debian_python(ctx: Ctx) -> Decision[Any] | None:
     """Debian builds torch for its suite's python3; another Python (local builds only) gets
     its build requirements from PyPI instead of Debian's python3-* packages."""
@@ -113,8 +107,8 @@ def _debian_python(ctx: Ctx) -> Decision[Any] | None:
         return None  # reported by resolve_source
     if pkg.python is None:
         return None
-    if not ctx.debian_system_python():
-        return _debian_other_python(ctx, pkg.suite, pkg.python)
+    if ctx.spec.python is not None and minor_version(ctx.spec.python) != minor_version(pkg.python):
+        return _debian_other_python(ctx, ctx.release, pkg.suite, pkg.python)
     return decide(
         pkg.python,
         "kb",
@@ -123,7 +117,7 @@ def _debian_python(ctx: Ctx) -> Decision[Any] | None:
     )
 
 
-def _debian_other_python(ctx: Ctx, suite: str, python: str) -> Decision[Any]:
+def _debian_other_python(ctx: Ctx, rel: Release, suite: str, python: str) -> Decision[Any]:
     wanted = str(ctx.spec.python)
     if ctx.spec.backend != "local":
         ctx.problem(
@@ -133,8 +127,7 @@ def _debian_other_python(ctx: Ctx, suite: str, python: str) -> Decision[Any]:
             "(--backend local), where another Python gets its packages from PyPI",
             "python",
         )
-    if ctx.release is not None:
-        check_python(ctx, ctx.release, wanted)
+    check_python(ctx, rel, wanted)
     return ctx.user(
         "python",
         wanted.removesuffix("t"),
@@ -158,8 +151,9 @@ def resolve_python(ctx: Ctx) -> Decision[Any]:
     if ctx.spec.backend != "local":  # the build's Python is the image's, never this host's
         why = f"newest Python torch {rel.torch} supports, for the {ctx.spec.backend} image"
         return decide(rel.python_max, "kb", why)
+    low, high = minor_version(rel.python_min), minor_version(rel.python_max)
     for py in ctx.host.pythons:
-        if _minor(rel.python_min) <= _minor(py.minor) <= _minor(rel.python_max):
+        if low <= minor_version(py.minor) <= high:
             return decide(py.minor, "host", f"{py.path} is Python {py.version}, supported")
     return decide(
         rel.python_max,
