@@ -118,13 +118,17 @@ def _debian_python(ctx: Ctx) -> Decision[Any] | None:
 
 
 def _debian_other_python(ctx: Ctx, rel: Release, suite: str, python: str) -> Decision[Any]:
+    """Debian's tree for another Python than the suite's: that interpreter must be on the
+    machine that builds (this host, or the image for --backend docker)."""
     wanted = str(ctx.spec.python)
-    if ctx.spec.backend != "local":
+    found = sorted({p.minor for p in ctx.host.pythons}, key=minor_version)
+    if minor_version(wanted) not in {minor_version(m) for m in found}:
         ctx.problem(
-            f"Debian {suite}'s pytorch builds in the {ctx.spec.backend} image with its python3 "
-            f"{python}; you asked for Python {wanted}",
-            f"drop --python (or use --python {python}), or build on this machine "
-            "(--backend local), where another Python gets its packages from PyPI",
+            f"Debian {suite}'s pytorch for Python {wanted} is built with that interpreter, and "
+            f"the build machine has none (Pythons there: {', '.join(found) or 'none'})",
+            f"install Python {wanted} where it builds (e.g. pyenv install {wanted}; a "
+            "container image has its python3 only: use --backend local), or drop --python "
+            f"to build for {suite}'s python3 {python}",
             "python",
         )
     check_python(ctx, rel, wanted)

@@ -134,12 +134,30 @@ def test_debian_tree_for_another_python_fills_a_venv_from_pypi() -> None:
     assert "numpy-below-2" in {f.id for f in p.fixes}  # 1.13 does not build against NumPy 2
 
 
-def test_debian_tree_for_another_python_in_a_container_is_refused() -> None:
+def test_debian_tree_for_a_python_the_build_machine_lacks_is_refused() -> None:
+    host = HostFacts.model_validate_json(HOST.read_text())
+    host = host.model_copy(update={"pythons": [p for p in host.pythons if p.minor != "3.10"]})
+    spec = resolve_spec(cli={"torch": "1.13.1", "accelerator": "cpu", "source": "debian",
+                             "python": "3.10"})  # fmt: skip
     with pytest.raises(PlanError) as info:
-        real_plan(torch="1.13.1", accelerator="cpu", source="debian", python="3.10",
-                  backend="docker")  # fmt: skip
+        resolve(spec, kb.load(), host)
     text = info.value.render()
-    assert "python3 3.11; you asked for Python 3.10" in text and "--backend local" in text
+    assert "the build machine has none (Pythons there: 3.6, 3.7, 3.8, 3.9, 3.11" in text
+    assert "pyenv install 3.10" in text and "drop --python" in text
+
+
+def test_debian_tree_for_another_python_in_a_container_is_refused() -> None:
+    """--backend docker: the torchsmith inside plans against the image, whose only Python is
+    bookworm's python3."""
+    from torchsmith.container.images import load_images
+    from torchsmith.container.inside_plan import plan_inside
+
+    rs = resolve_spec(cli={"torch": "1.13.1", "accelerator": "cpu", "source": "debian",
+                           "python": "3.10", "backend": "docker"})  # fmt: skip
+    with pytest.raises(PlanError) as info:
+        plan_inside(rs, kb.load(), load_images(), ci_host())
+    text = info.value.render()
+    assert "Pythons there: 3.11)" in text and "--backend local" in text
 
 
 def test_debian_tree_for_a_python_the_release_does_not_support_is_refused() -> None:
