@@ -169,3 +169,15 @@ def test_what_the_job_reads_is_compared_with_what_was_asked() -> None:
         _lossy(resolve_spec(env={"TORCHSMITH_TORCH": "2.5.1", "TORCHSMITH_GPUS": "8.6,9.0"}), asked)
         == []
     )
+
+
+def test_a_missing_or_unreadable_matrix_spec_says_which(tmp_path: Path) -> None:
+    with pytest.raises(SpecError) as missing:
+        load_matrix(tmp_path / "nope.toml")
+    assert missing.value.problems[0].fix == "check the path given to --spec"
+    assert "does not exist" in missing.value.problems[0].what
+    with pytest.raises(SpecError, match="is not a file"):
+        load_matrix(tmp_path)
+    with pytest.raises(SpecError) as bad:
+        load_matrix(_write(tmp_path, "not toml"))
+    assert bad.value.problems[0].fix == "give a TOML file"

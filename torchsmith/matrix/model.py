@@ -110,13 +110,21 @@ class MatrixSpec(_Strict):
         return axes
 
 
-def load_matrix(path: Path) -> MatrixSpec:
+def _read_toml(path: Path) -> dict[str, Any]:
+    if not path.is_file():
+        what = "is not a file" if path.exists() else "does not exist"
+        raise SpecError([Problem(f"matrix spec {path} {what}", "check the path given to --spec")])
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        data: dict[str, Any] = tomllib.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
         raise SpecError(
             [Problem(f"cannot read the matrix spec {path}: {exc}", "give a TOML file")]
         ) from exc
+    return data
+
+
+def load_matrix(path: Path) -> MatrixSpec:
+    data = _read_toml(path)
     try:
         return MatrixSpec.model_validate(data)
     except ValidationError as exc:
