@@ -418,7 +418,12 @@ class BuildSpec(_Strict):
     @field_validator("gpus", "targets")
     @classmethod
     def _strip_items(cls, value: tuple[str, ...]) -> tuple[str, ...]:
-        return tuple(v.strip() for v in value if v.strip())
+        if any(not v.strip() for v in value):
+            raise ValueError(
+                f"{list(value)} holds an empty name, which would be dropped without a word "
+                "(no targets at all means the whole build); name each item or leave the key out"
+            )
+        return tuple(v.strip() for v in value)
 
     @field_validator("targets")
     @classmethod

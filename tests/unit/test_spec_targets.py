@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import argparse
+
 import pytest
 
+from torchsmith.commands.spec_args import add_spec_arguments, spec_from_args
 from torchsmith.errors import SpecError
 from torchsmith.spec_sources import resolve_spec
 
@@ -17,3 +20,25 @@ def test_option_like_targets_are_refused(target: str) -> None:
 def test_real_targets_pass() -> None:
     names = ["c10", "torch_cpu", "caffe2/CMakeFiles/torch_cpu.dir/x.cpp.o", "lib/libc10.so"]
     assert resolve_spec(cli={"targets": names}).spec.targets == tuple(names)
+
+
+@pytest.mark.parametrize("key", ["targets", "gpus"])
+def test_an_empty_item_in_a_spec_list_is_refused(key: str) -> None:
+    with pytest.raises(SpecError, match="holds an empty name"):
+        resolve_spec(cli={key: ["c10" if key == "targets" else "8.6", " "]})
+
+
+@pytest.mark.parametrize(
+    ("argv", "flag"),
+    [(["--target", ""], "--target"), (["--gpu", "8.6,"], "--gpu"), (["--with", ","], "--with")],
+)
+def test_an_empty_item_on_the_command_line_is_refused_not_dropped(
+    argv: list[str], flag: str
+) -> None:
+    """``--target ''`` used to start a whole build (the empty name was dropped)."""
+    parser = argparse.ArgumentParser()
+    add_spec_arguments(parser)
+    args = parser.parse_args(["--torch", "1.13.1", "--cuda", "11.8", *argv])
+    with pytest.raises(SpecError, match="an empty item names nothing") as caught:
+        spec_from_args(args, env={})
+    assert caught.value.problems[0].fix.startswith(f"name each item of {flag}")

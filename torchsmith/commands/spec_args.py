@@ -199,7 +199,31 @@ def cli_values(args: argparse.Namespace) -> tuple[dict[str, Any], list[Problem]]
         "base_image": args.base_image,
     }
     values.update(_switches(args, problems))
+    problems += _empty_items(args)
     return values, problems
+
+
+_LIST_FLAGS = {
+    "companions": "--with",
+    "gpus": "--gpu",
+    "targets": "--target",
+    "enable": "--enable",
+    "disable": "--disable",
+    "link": "--link",
+}
+
+
+def _empty_items(args: argparse.Namespace) -> list[Problem]:
+    """A list flag given an empty item (``--target ''``, ``--gpu 8.6,``) is refused: dropped, it
+    would turn into the default (``--target ''`` into a whole build) without a word."""
+    problems = []
+    for dest, flag in _LIST_FLAGS.items():
+        values = getattr(args, dest, None) or []
+        if any(not part.strip() for value in values for part in value.split(",")):
+            given = " ".join(f"{flag} {value!r}" for value in values)
+            fix = f"name each item of {flag} (comma-separated or repeated), or leave {flag} out"
+            problems.append(Problem(f"{given}: an empty item names nothing", fix))
+    return problems
 
 
 def spec_from_args(args: argparse.Namespace, env: Mapping[str, str] | None = None) -> ResolvedSpec:
