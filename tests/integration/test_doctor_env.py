@@ -153,3 +153,14 @@ def test_engine_that_does_not_answer_is_named(tmp_path: Path) -> None:
     env = {"PATH": str(Path(docker).parent), "DOCKER_HOST": f"unix://{tmp_path}/none.sock"}
     answer, why = engine_answer("docker", env)
     assert answer is None and why is not None and "Cannot connect to the Docker daemon" in why
+
+
+@pytest.mark.parametrize("python", ["/nonexistent/python", "/etc/hostname"])
+def test_doctor_env_with_an_interpreter_that_cannot_run_is_refused(
+    python: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """It said 'environment: no problem found' and exited 0, having checked no torch at all."""
+    assert main(["doctor", "--env", "--python", python]) == 2
+    err = capsys.readouterr().err
+    assert f"--python {python}: it cannot be run as a Python interpreter" in err
+    assert "Traceback" not in err

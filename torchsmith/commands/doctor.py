@@ -153,6 +153,13 @@ def _check_env(args: argparse.Namespace) -> tuple[int, dict[str, Any]]:
     env = dict(os.environ)
     compiler = needs.compiler if needs and not needs.in_container else None
     facts = gather(env, Path(args.disk), args.python, context.get("cuda"), compiler)
+    if args.python and facts.python is None:
+        raise UsageError(
+            f"--python {args.python}: it cannot be run as a Python interpreter, so no torch "
+            "install of it was checked",
+            "give the interpreter whose torch installs to check, e.g. --python "
+            "/path/to/venv/bin/python (default: the one running torchsmith)",
+        )
     try:
         kb: kbmod.KnowledgeBase | None = kbmod.load()
     except TorchsmithError:
