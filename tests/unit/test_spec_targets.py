@@ -42,3 +42,16 @@ def test_an_empty_item_on_the_command_line_is_refused_not_dropped(
     with pytest.raises(SpecError, match="an empty item names nothing") as caught:
         spec_from_args(args, env={})
     assert caught.value.problems[0].fix.startswith(f"name each item of {flag}")
+
+
+@pytest.mark.parametrize("flag", ["--torch", "--python", "--output-dir", "--source", "--cuda"])
+def test_an_empty_value_on_the_command_line_is_refused_not_defaulted(flag: str) -> None:
+    """``--torch ''`` used to plan the newest release, as if the flag were not given."""
+    parser = argparse.ArgumentParser()
+    add_spec_arguments(parser)
+    argv = ["--torch", "2.5.1", flag, ""] if flag != "--torch" else ["--cpu", flag, ""]
+    with pytest.raises(SpecError, match=f"{flag} '': an empty value") as caught:
+        spec_from_args(parser.parse_args(argv), env={})
+    assert (
+        caught.value.problems[0].fix == f"give {flag} a value, or leave {flag} out for its default"
+    )

@@ -213,17 +213,43 @@ _LIST_FLAGS = {
 }
 
 
+_TEXT_FLAGS = (
+    "torch", "against", "python", "cuda", "nccl_root", "compiler", "source", "git_mirror",
+    "cache_dir", "cache_location", "output_dir", "install_python", "build_version", "base_image",
+)  # fmt: skip
+
+
 def _empty_items(args: argparse.Namespace) -> list[Problem]:
-    """A list flag given an empty item (``--target ''``, ``--gpu 8.6,``) is refused: dropped, it
-    would turn into the default (``--target ''`` into a whole build) without a word."""
-    problems = []
-    for dest, flag in _LIST_FLAGS.items():
-        values = getattr(args, dest, None) or []
-        if any(not part.strip() for value in values for part in value.split(",")):
-            given = " ".join(f"{flag} {value!r}" for value in values)
-            fix = f"name each item of {flag} (comma-separated or repeated), or leave {flag} out"
-            problems.append(Problem(f"{given}: an empty item names nothing", fix))
-    return problems
+    """A flag given an empty value (``--torch ''``) or a list flag an empty item (``--target ''``,
+    ``--gpu 8.6,``) is refused: dropped, it would turn into the default without a word
+    (``--torch ''`` into the newest release, ``--target ''`` into a whole build)."""
+    problems = [
+        Problem(
+            f"--{dest.replace('_', '-')} {getattr(args, dest)!r}: an empty value", _leave_out(dest)
+        )
+        for dest in _TEXT_FLAGS
+        if isinstance(getattr(args, dest, None), str) and not getattr(args, dest).strip()
+    ]
+    return problems + [
+        _empty_list_item(flag, getattr(args, dest))
+        for dest, flag in _LIST_FLAGS.items()
+        if any(
+            not part.strip()
+            for value in getattr(args, dest, None) or []
+            for part in value.split(",")
+        )
+    ]
+
+
+def _empty_list_item(flag: str, values: list[str]) -> Problem:
+    given = " ".join(f"{flag} {value!r}" for value in values)
+    fix = f"name each item of {flag} (comma-separated or repeated), or leave {flag} out"
+    return Problem(f"{given}: an empty item names nothing", fix)
+
+
+def _leave_out(dest: str) -> str:
+    flag = f"--{dest.replace('_', '-')}"
+    return f"give {flag} a value, or leave {flag} out for its default"
 
 
 def spec_from_args(args: argparse.Namespace, env: Mapping[str, str] | None = None) -> ResolvedSpec:
