@@ -28,7 +28,7 @@ from torchsmith.spec_sources import ResolvedSpec, feature_switches, resolve_spec
 def _csv(values: list[str] | None) -> tuple[str, ...] | None:
     if not values:
         return None
-    return tuple(part.strip() for v in values for part in v.split(",") if part.strip())
+    return tuple(part for part in _parts(values) if part)
 
 
 def add_spec_arguments(parser: argparse.ArgumentParser) -> None:
@@ -224,32 +224,33 @@ def _empty_items(args: argparse.Namespace) -> list[Problem]:
     ``--gpu 8.6,``) is refused: dropped, it would turn into the default without a word
     (``--torch ''`` into the newest release, ``--target ''`` into a whole build)."""
     problems = [
-        Problem(
-            f"--{dest.replace('_', '-')} {getattr(args, dest)!r}: an empty value", _leave_out(dest)
-        )
+        _empty_value(dest, value)
         for dest in _TEXT_FLAGS
-        if isinstance(getattr(args, dest, None), str) and not getattr(args, dest).strip()
+        if isinstance(value := getattr(args, dest, None), str) and not value.strip()
     ]
     return problems + [
         _empty_list_item(flag, getattr(args, dest))
         for dest, flag in _LIST_FLAGS.items()
-        if any(
-            not part.strip()
-            for value in getattr(args, dest, None) or []
-            for part in value.split(",")
-        )
+        if "" in _parts(getattr(args, dest, None) or [])
     ]
+
+
+def _parts(values: list[str]) -> list[str]:
+    return [part.strip() for value in values for part in value.split(",")]
+
+
+def _empty_value(dest: str, value: str) -> Problem:
+    flag = f"--{dest.replace('_', '-')}"
+    return Problem(
+        f"{flag} {value!r}: an empty value",
+        f"give {flag} a value, or leave {flag} out for its default",
+    )
 
 
 def _empty_list_item(flag: str, values: list[str]) -> Problem:
     given = " ".join(f"{flag} {value!r}" for value in values)
     fix = f"name each item of {flag} (comma-separated or repeated), or leave {flag} out"
     return Problem(f"{given}: an empty item names nothing", fix)
-
-
-def _leave_out(dest: str) -> str:
-    flag = f"--{dest.replace('_', '-')}"
-    return f"give {flag} a value, or leave {flag} out for its default"
 
 
 def spec_from_args(args: argparse.Namespace, env: Mapping[str, str] | None = None) -> ResolvedSpec:
