@@ -6,6 +6,7 @@ is a no-op (the index is still brought up to date), another one is refused."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 from torchsmith.atomic import copy_file
@@ -13,6 +14,10 @@ from torchsmith.errors import PublishError, UsageError
 from torchsmith.hashing import sha256_file
 from torchsmith.packaging.conda import index_channel
 from torchsmith.publish.model import Outcome, Published
+
+SUBDIR = re.compile(r"noarch|[a-z0-9]+-[a-z0-9_]+")
+"""What a conda subdir looks like (``linux-64``, ``osx-arm64``, ``noarch``): one path component,
+never ``..`` or an absolute path — the value comes from the package, which may not be ours."""
 
 
 def package_subdir(package: Path) -> str:
@@ -23,13 +28,33 @@ def package_subdir(package: Path) -> str:
         index = IndexJson.from_package_archive(package)
     except Exception as exc:  # rattler raises its own exception types for a bad archive
         raise UsageError(f"{package}: not a conda package ({exc})", "build one first") from None
-    return str(index.subdir or "noarch")
+    subdir = str(index.subdir or "noarch")
+    if not SUBDIR.fullmatch(subdir):
+        raise PublishError(
+            f"{package}: its info/index.json names the subdir {subdir!r}, which is not a "
+            "platform (linux-64, noarch, …); it would place the file outside the channel",
+            "publish only packages you built, or rebuild this one",
+        )
+    return subdir
+
+
+def channel_path(channel: Path, subdir: str, name: str) -> Path:
+    """``channel/subdir/name``, refused unless it stays inside ``channel`` once resolved (a
+    planted link at ``channel/subdir`` must not carry the write elsewhere)."""
+    root = channel.resolve()
+    dest = (root / subdir).resolve() / name
+    if Path(name).name != name or not dest.is_relative_to(root):
+        raise PublishError(
+            f"{channel}/{subdir}/{name} resolves to {dest}, outside the channel",
+            "remove the link inside the channel directory, or publish to another one",
+        )
+    return dest
 
 
 def add_to_channel(package: Path, channel: Path) -> Published:
     """``package`` into ``channel`` (created when missing) and the channel re-indexed."""
     sha = sha256_file(package)
-    dest = channel / package_subdir(package) / package.name
+    dest = channel_path(channel, package_subdir(package), package.name)
     outcome: Outcome = "already-there"
     if dest.exists():
         theirs = sha256_file(dest)
