@@ -1,16 +1,19 @@
 """Issue 11, for real, CUDA: torchvision 0.21.0 and torchaudio 2.6.0 from Debian trixie's origs
 built `--against` PyPI's torch 2.6.0+cu124 (cp311) with their CUDA ops, by `torchsmith build
---cuda 12.4 --gpu 8.6 --gpu 9.0`: torchsmith provisions CUDA 12.4 itself (Debian trixie's
+--cuda 12.4 --gpu 8.6`: torchsmith provisions CUDA 12.4 itself (Debian trixie's
 nvidia-cuda-toolkit, `dpkg -x` into its cache, no root), its nvcc compiles torchvision's CUDA
 ops (ninja through `$PYTORCH_NVCC` = ccache + nvcc) and torchaudio's CUDA kernels (CMake; the
 CUDA torch's Caffe2Config.cmake needs that toolkit even to configure). Checked:
 
 - each wheel requires exactly torch==2.6.0; each extension module links torch's own libraries
   with the torch's C++ ABI (old, `_GLIBCXX_USE_CXX11_ABI=0`), and its fat binaries hold exactly
-  sm_86 + sm_90 SASS and no PTX (read by `torchsmith inspect`, which the test also runs);
-- the smoke tests (nms/roi_align/JPEG/PNG, WAV load + resample) pass in fresh venvs;
-- both companions rebuilt from scratch hit the compiler cache for >= 90 % of compilations,
-  CUDA objects included.
+  the plan's sm_86 SASS and no PTX (read by `torchsmith inspect`, which the test also runs);
+- the smoke tests (nms/roi_align/JPEG/PNG, WAV load + resample) pass in fresh venvs.
+
+Proven once elsewhere, at a smaller size (docs/testing.md): the SASS of *several* archs, exactly
+the list, on a real .cu (test_toolchain_apt_cuda118: sm_86 + sm_90), and a companion rebuilt from
+scratch hitting the compiler cache (test_companion_against, step 3) — here one arch and one
+build (this module was 967 s with two archs and a second build of both companions).
 
 Ops on CUDA tensors need a GPU with CUDA 12 libraries: the GPU machine lent here has torch 2.11
 for CUDA 13 and no network, and this torch with its nvidia-* wheels (~3 GB) cannot be carried
@@ -50,7 +53,7 @@ def manifest(done: subprocess.CompletedProcess[str], dist: Path) -> dict[str, An
 
 def build(wheel: Path, root: Path, dist: Path, *extra: str) -> list[str]:
     args = ["build", "--with", "torchvision,torchaudio", "--against", str(wheel)]
-    args += ["--source", "debian", "--cuda", "12.4", "--gpu", "8.6", "--gpu", "9.0"]
+    args += ["--source", "debian", "--cuda", "12.4", "--gpu", "8.6"]
     return [*args, "--cache-root", str(root), "--output-dir", str(dist), *extra]
 
 
@@ -76,10 +79,10 @@ def test_cuda_ops_of_torchvision_and_torchaudio_for_exactly_the_plans_archs(work
     for comp in (vision, audio):
         verify = comp["verify"]
         assert verify["requires_torch"] == "torch==2.6.0"
-        assert verify["binaries"]["gpu"] == {"sass": ["sm_86", "sm_90"], "ptx": []}
+        assert verify["binaries"]["gpu"] == {"sass": ["sm_86"], "ptx": []}
         assert verify["binaries"]["cxx11_abi"] is False
         assert verify["smoke"]["torch"] == "2.6.0+cu124"
-        assert comp["env"]["TORCH_CUDA_ARCH_LIST"] == "8.6;9.0"
+        assert comp["env"]["TORCH_CUDA_ARCH_LIST"] == "8.6"
     assert vision["verify"]["smoke"]["nms"] == [0, 2]
     assert audio["verify"]["smoke"]["resampled"] == [1, 800]
     [vwheel] = sorted(dist.glob("torchvision-0.21.0-*.whl"))
@@ -87,17 +90,6 @@ def test_cuda_ops_of_torchvision_and_torchaudio_for_exactly_the_plans_archs(work
     assert shown.returncode == 0, shown.stderr[-2000:]
     insp = json.loads(shown.stdout)
     [c_so] = [m for m in insp["modules"] if m["path"] == "torchvision/_C.so"]
-    assert c_so["gpu"]["sass"] == ["sm_86", "sm_90"] and c_so["gpu"]["ptx"] == []
+    assert c_so["gpu"]["sass"] == ["sm_86"] and c_so["gpu"]["ptx"] == []
     assert "libtorch_cuda.so" in c_so["torch_libs"] and "libcudart.so.12" in c_so["needed"]
 
-    ws = Path(data["workspace"])
-    for name in ("torchvision", "torchaudio"):
-        (ws / "stages" / f"{name}-built.done").unlink()
-        shutil.rmtree(ws / "companions" / name)
-    dist2 = tmp_path / "dist2"
-    again = manifest(torchsmith(build(wheel, root, dist2, "--no-verify")), dist2)
-    for comp in again["companions"]:
-        cache = comp["compiler_cache"]
-        assert cache["hits"] + cache["misses"] >= 10, (comp["name"], cache)
-        assert cache["hit_rate"] >= 0.9, (comp["name"], cache)
-        assert comp["verify"]["binaries"]["gpu"]["sass"] == ["sm_86", "sm_90"]
