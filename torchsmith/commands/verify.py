@@ -13,6 +13,7 @@ from rich.table import Table
 
 from torchsmith.console import err, print_json, print_table, shown, table
 from torchsmith.errors import UsageError
+from torchsmith.interpreter import invocable
 from torchsmith.report.progress import make_reporter
 from torchsmith.verify import SmokeOptions, Verdict, load_plan, verify_artifact
 from torchsmith.verify.manifest_match import check_wheel_manifest
@@ -40,7 +41,7 @@ def _smoke(args: argparse.Namespace, workdir: Path) -> SmokeOptions | None:
     if args.no_smoke:
         return None
     mode: SmokeMode = args.smoke_mode or ("venv" if args.wheel else "interpreter")
-    base = args.smoke_python or args.python or sys.executable
+    base = invocable(args.smoke_python or args.python or sys.executable)
     return SmokeOptions(
         python=base, workdir=workdir, mode=mode, deps=not args.no_deps, gpu=args.gpu
     )

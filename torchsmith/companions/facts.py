@@ -12,6 +12,7 @@ from packaging.utils import InvalidWheelFilename, parse_wheel_filename
 from torchsmith.companions.model import TorchFacts
 from torchsmith.errors import UsageError
 from torchsmith.inspect import Inspection, inspect_artifact
+from torchsmith.interpreter import invocable
 from torchsmith.spec import BuildSpec
 from torchsmith.spec_sources import ResolvedSpec
 
@@ -61,7 +62,7 @@ def facts_of(kind: str, location: str, insp: Inspection, version: str) -> TorchF
 def read_against(against: str, env: Mapping[str, str]) -> TorchFacts:
     """Inspect the torch ``against`` names (a wheel file, or ``python:PATH``)."""
     if against.startswith(PYTHON_PREFIX):
-        interpreter = against.removeprefix(PYTHON_PREFIX)
+        interpreter = invocable(against.removeprefix(PYTHON_PREFIX))
         insp = inspect_artifact(python=interpreter, env=env)
         version = insp.torch_version or "?"
         return facts_of("python", interpreter, insp, version.split("+")[0])

@@ -25,6 +25,7 @@ from pydantic import ValidationError
 from torchsmith.doctor.envcheck import EnvFacts, PythonFacts
 from torchsmith.doctor.plancheck import PlanFacts, PlanNeeds
 from torchsmith.host.model import Compiler, CudaToolkit, HostFacts
+from torchsmith.interpreter import invocable
 from torchsmith.proc import capture
 
 _PY_SCRIPT = r"""
@@ -74,7 +75,8 @@ def probe_python(python: str, env: Mapping[str, str]) -> PythonFacts | None:
     sys.path, so a ``torch/`` there would be imported instead of the installed one."""
     try:
         with tempfile.TemporaryDirectory(prefix="torchsmith-envprobe-") as empty:
-            done = capture([python, "-c", _PY_SCRIPT], env=env, cwd=Path(empty), timeout=120)
+            argv = [invocable(python), "-c", _PY_SCRIPT]
+            done = capture(argv, env=env, cwd=Path(empty), timeout=120)
         data = json.loads(done.stdout.strip().splitlines()[-1])
         return PythonFacts.model_validate(data)
     except (OSError, subprocess.TimeoutExpired, IndexError, ValueError, ValidationError):

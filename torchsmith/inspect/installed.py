@@ -19,6 +19,7 @@ from torchsmith.inspect.deps import DiskResolver
 from torchsmith.inspect.elf import read_elf
 from torchsmith.inspect.meta import parse_version_py
 from torchsmith.inspect.model import BuildConfig, Inspection
+from torchsmith.interpreter import invocable
 
 MARK = "TORCHSMITH_PROBE "
 PROBE_SCRIPT = """
@@ -52,6 +53,7 @@ def probe(python: str, env: Mapping[str, str], timeout: float = 300) -> dict[str
     """Import torch in ``python`` once and return what it says about itself. It runs in an
     empty temporary directory: ``python -c`` puts the working directory first on sys.path, so a
     ``torch/`` source checkout there would be imported instead of the installed torch."""
+    python = invocable(python)
     if "/" in python and not Path(python).exists():
         raise InspectError(f"--python {python}: no such file", _PYTHON_HINT)
     try:
