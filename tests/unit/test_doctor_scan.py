@@ -13,8 +13,9 @@ import pytest
 
 from torchsmith.doctor import diagnose, warnings_that_changed_result
 from torchsmith.doctor.classify import classify
+from torchsmith.doctor.linear import TriggerFinder
 from torchsmith.doctor.ruledb import Rule, _check_explains, load_rules, rule_by_id
-from torchsmith.doctor.stream import Scanner, _line_starts, chunks_of_file, chunks_of_lines
+from torchsmith.doctor.stream import Scanner, chunks_of_file, chunks_of_lines
 from torchsmith.errors import KnowledgeBaseError, UsageError
 
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "doctor"
@@ -228,12 +229,13 @@ def test_a_binary_file_is_refused_but_a_gzipped_log_is_not(tmp_path: Path) -> No
 
 
 def test_an_empty_trigger_is_skipped_not_looped_on() -> None:
-    # bytes.find(b"", n) == n: before the fix this never returned; run it in a daemon thread so
-    # a regression fails the test instead of hanging the run.
+    # an empty trigger matches everywhere: before the fix this never returned; run it in a
+    # daemon thread so a regression fails the test instead of hanging the run.
     result: list[list[int]] = []
     chunk = b"ok\nfatal error: x\nok\n"
     worker = threading.Thread(
-        target=lambda: result.append(_line_starts(chunk, (b"", b"error"))), daemon=True
+        target=lambda: result.append(list(TriggerFinder((b"", b"error")).line_starts(chunk))),
+        daemon=True,
     )
     worker.start()
     worker.join(timeout=5)

@@ -20,6 +20,7 @@ from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from torchsmith.doctor.linear import check_linear
 from torchsmith.errors import KnowledgeBaseError
 from torchsmith.kb.models import SOURCE_RE
 
@@ -70,6 +71,12 @@ class Rule(BaseModel):
                 re.compile(pattern)
             except re.error as exc:
                 raise ValueError(f"pattern {pattern!r} does not compile: {exc}") from exc
+            why = check_linear(pattern)
+            if why is not None:
+                raise ValueError(
+                    f"pattern {pattern!r} is not linear-time (RE2 refuses it: {why}); "
+                    "write it without lookaround or backreferences"
+                )
             if not needle(pattern):
                 raise ValueError(
                     f"pattern {pattern!r} has no plain text outside groups, classes and "

@@ -16,26 +16,18 @@ from __future__ import annotations
 
 import functools
 import os
-import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from torchsmith.doctor.blocks import BlockBuilder
 from torchsmith.doctor.classify import GENERIC_TRIGGERS, classify
+from torchsmith.doctor.linear import PatternSet
 from torchsmith.doctor.models import Diagnosis, Evidence, Finding
 from torchsmith.doctor.ruledb import Rule, literal_runs, load_rules, needle
 from torchsmith.doctor.stream import Candidate, Scanner, chunks_of
 
 LogSource = str | os.PathLike[str] | Iterable[str]
 MAX_EVIDENCE = 3
-
-
-@dataclass(frozen=True)
-class _Pattern:
-    rule: Rule
-    needle: str
-    runs: tuple[str, ...]
-    regex: re.Pattern[str]
 
 
 @dataclass
@@ -47,37 +39,31 @@ class _Hits:
 
 
 class RuleMatcher:
-    """All rules' patterns. Each pattern is gated by one trigger string it must contain (a
-    generic trigger inside its literal text, else its own needle): a line is only tried against
-    the patterns whose gate it holds, and against a regex only if it holds the needle too."""
+    """All rules' patterns as one RE2 set: one linear pass over a line tells every rule that
+    matches it. The scanner's triggers are the generic ones plus, for a pattern none of them
+    would catch, its own longest literal text."""
 
     def __init__(self, rules: Iterable[Rule]) -> None:
-        self.patterns = [
-            _Pattern(rule, needle(p), tuple(literal_runs(p)), re.compile(p))
-            for rule in rules
-            for p in rule.patterns
-        ]
-        self.gates: dict[str, list[_Pattern]] = {}
-        generic = [t.decode() for t in GENERIC_TRIGGERS]
-        for p in self.patterns:
-            gate = next((g for g in generic for run in p.runs if g in run), p.needle)
-            self.gates.setdefault(gate, []).append(p)
+        self.owners: list[Rule] = []
+        patterns: list[str] = []
+        extra: set[bytes] = set()
+        for rule in rules:
+            for p in rule.patterns:
+                self.owners.append(rule)
+                patterns.append(p)
+                if not any(g.decode() in run for run in literal_runs(p) for g in GENERIC_TRIGGERS):
+                    extra.add(needle(p).encode())
+        self._set = PatternSet(patterns)
+        self._extra = tuple(sorted(extra - set(GENERIC_TRIGGERS)))
 
     def triggers(self) -> tuple[bytes, ...]:
         """Generic triggers plus the needle of any pattern no generic trigger would catch."""
-        extra = {g.encode() for g in self.gates if g.encode() not in GENERIC_TRIGGERS}
-        return (*GENERIC_TRIGGERS, *sorted(extra))
+        return (*GENERIC_TRIGGERS, *self._extra)
 
     def match(self, text: str) -> list[Rule]:
         found: dict[str, Rule] = {}
-        for gate, patterns in self.gates.items():
-            if gate not in text:
-                continue
-            for p in patterns:
-                if p.rule.id in found or (p.needle and p.needle not in text):
-                    continue
-                if p.regex.search(text):
-                    found[p.rule.id] = p.rule
+        for index in self._set.matches(text):
+            found.setdefault(self.owners[index].id, self.owners[index])
         return list(found.values())
 
 
