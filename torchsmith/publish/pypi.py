@@ -4,12 +4,14 @@ the same name with the same sha256 is a no-op, with another sha256 it is refused
 
 from __future__ import annotations
 
+import base64
 import contextlib
 import hashlib
 import io
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
 from html.parser import HTMLParser
 from pathlib import Path
+from typing import TypeVar
 from urllib.parse import unquote, urljoin, urlsplit
 
 import requests
@@ -19,10 +21,13 @@ from torchsmith.errors import PublishError, UsageError
 from torchsmith.hashing import sha256_file
 from torchsmith.publish.credentials import Secret
 from torchsmith.publish.model import Published
+from torchsmith.publish.scoped import get_listing, scoped_session
+from torchsmith.publish.target import check_index_url
 from torchsmith.redact import redact_text, redact_url
 
-TIMEOUT = 60.0
+TIMEOUT = 60.0  # the token reaches the upload URL's origin only (publish/scoped.py)
 PYPI_UPLOAD = "upload.pypi.org"
+_T = TypeVar("_T")
 
 
 def simple_url(upload_url: str) -> str:
@@ -49,27 +54,28 @@ class _Links(HTMLParser):
             self.links[name] = href
 
 
-def _session(secret: Secret, username: str) -> requests.Session:
-    session = requests.Session()
-    session.auth = (username, secret.reveal())
-    return session
-
-
-def existing_files(session: requests.Session, index: str, project: str) -> dict[str, str]:
-    """``{file name: absolute href}`` the index lists for ``project`` (none on 404)."""
+def existing_files(
+    session: requests.Session, index: str, project: str, secrets: Sequence[str] = ()
+) -> dict[str, str]:
+    """``{file name: absolute href}`` the index lists for ``project`` (none on 404, nor when
+    the index sends the reader to another host: pypiserver's fallback to the public index)."""
     page = urljoin(index, f"{canonicalize_name(project)}/")
-    resp = _get(session, page)
-    if resp.status_code == 404:
+    resp = _calling(page, lambda: get_listing(session, page))
+    if resp is None or resp.status_code == 404:
         return {}
-    _raise_for(resp, f"reading {redact_url(page)}")
+    _raise_for(resp, f"reading {redact_url(page)}", secrets)
     parser = _Links()
     parser.feed(resp.text)
     return {name: urljoin(page, href) for name, href in parser.links.items()}
 
 
 def _get(session: requests.Session, url: str, stream: bool = False) -> requests.Response:
+    return _calling(url, lambda: session.get(url, timeout=TIMEOUT, stream=stream))
+
+
+def _calling(url: str, call: Callable[[], _T]) -> _T:
     try:
-        return session.get(url, timeout=TIMEOUT, stream=stream)
+        return call()
     except requests.RequestException as exc:
         raise PublishError(
             f"{redact_url(url)}: {type(exc).__name__}",
@@ -77,7 +83,7 @@ def _get(session: requests.Session, url: str, stream: bool = False) -> requests.
         ) from None
 
 
-def _raise_for(resp: requests.Response, what: str) -> None:
+def _raise_for(resp: requests.Response, what: str, secrets: Sequence[str] = ()) -> None:
     if resp.status_code in (401, 403):
         raise UsageError(
             f"{what}: the index refused the credentials ({resp.status_code})",
@@ -85,19 +91,20 @@ def _raise_for(resp: requests.Response, what: str) -> None:
         )
     if resp.status_code >= 400:
         raise PublishError(
-            f"{what}: HTTP {resp.status_code} {resp.reason}",
+            f"{what}: HTTP {resp.status_code} {redact_text(str(resp.reason), secrets)}",
             "see the index's documentation or logs",
         )
 
 
-def remote_sha256(session: requests.Session, href: str) -> str:
-    """The sha256 of a listed file: from its ``#sha256=`` fragment, else downloaded."""
+def remote_sha256(session: requests.Session, href: str, secrets: Sequence[str] = ()) -> str:
+    """The sha256 of a listed file: from its ``#sha256=`` fragment, else downloaded (with the
+    credentials only when it lies on the upload URL's origin: :class:`OriginAuth`)."""
     fragment = urlsplit(href).fragment
     if fragment.startswith("sha256="):
         return fragment.removeprefix("sha256=")
     digest = hashlib.sha256()
     with contextlib.closing(_get(session, href, stream=True)) as resp:
-        _raise_for(resp, f"downloading {redact_url(href)}")
+        _raise_for(resp, f"downloading {redact_url(href)}", secrets)
         for chunk in resp.iter_content(1 << 20):
             digest.update(chunk)
     return digest.hexdigest()
@@ -108,15 +115,26 @@ def publish_wheel(
 ) -> Published:
     """Upload ``wheel`` unless the index already holds it (same sha256); refuse a different
     file under its name."""
+    if index is not None:
+        check_index_url(index)
     sha = sha256_file(wheel)
     name = parse_wheel_filename(wheel.name)[0]
     where = redact_url(upload_url)
-    with contextlib.closing(_session(secret, username)) as session:
-        listed = existing_files(session, index or simple_url(upload_url), name)
+    hidden = shown_secrets(username, secret)
+    with contextlib.closing(scoped_session(username, secret.reveal(), upload_url)) as session:
+        listed = existing_files(session, index or simple_url(upload_url), name, hidden)
         if wheel.name in listed:
-            return _same_or_refuse(wheel, sha, remote_sha256(session, listed[wheel.name]), where)
+            theirs = remote_sha256(session, listed[wheel.name], hidden)
+            return _same_or_refuse(wheel, sha, theirs, where)
     _upload(wheel, upload_url, secret, username)
     return Published(wheel.name, sha, "uploaded", where)
+
+
+def shown_secrets(username: str, secret: Secret) -> list[str]:
+    """Every form the token takes on the wire, to mask in what a server sends back: the token,
+    ``user:token`` and its Basic-auth base64."""
+    pair = f"{username}:{secret.reveal()}"
+    return [secret.reveal(), pair, base64.b64encode(pair.encode()).decode()]
 
 
 def _same_or_refuse(wheel: Path, sha: str, theirs: str, where: str) -> Published:
@@ -148,8 +166,9 @@ def _upload(wheel: Path, upload_url: str, secret: Secret, username: str) -> None
                 "check the URL and that the index is reachable",
             ) from None
     if resp.status_code != 200:
-        text = redact_text(resp.text[:300], [secret.reveal()]).strip()
-        _raise_for(resp, f"uploading {wheel.name}")
+        hidden = shown_secrets(username, secret)
+        text = redact_text(resp.text[:300], hidden).strip()
+        _raise_for(resp, f"uploading {wheel.name}", hidden)
         raise PublishError(
             f"uploading {wheel.name}: HTTP {resp.status_code}: {text}", "see the index's logs"
         )

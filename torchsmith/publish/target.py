@@ -71,6 +71,18 @@ def check_upload_url(url: str) -> None:
         )
 
 
+def check_index_url(url: str) -> None:
+    """``--index-url``: an http(s) URL with no credential in it. It is read anonymously unless
+    it shares the upload URL's origin (publish/scoped.py), so plain http costs no secret."""
+    parts = urlsplit(url)
+    if parts.scheme not in ("https", "http") or not parts.hostname or url_secrets(url):
+        raise UsageError(
+            f"--index-url {redact_url(url)}: not an http(s) URL, or it carries a credential",
+            "give the simple index's URL (https://HOST/simple/) with no user-info or token; "
+            "rotate a token that was on the command line",
+        )
+
+
 def is_loopback(host: str) -> bool:
     if host == "localhost":
         return True
