@@ -6,10 +6,12 @@ option reference, so they are the documentation.
 from __future__ import annotations
 
 import re
-from typing import Literal
+from typing import Any, Literal
 
 from packaging.version import InvalidVersion, Version
 from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from torchsmith.spec_text import DebianPackage, ImageRef, PipRequirement, no_control
 
 Linkage = Literal["dynamic", "static", "pip-deps"]
 Output = Literal["wheel", "conda", "docker-image", "install"]
@@ -32,6 +34,11 @@ _PYTHON_RE = re.compile(r"^[23]\.\d{1,2}(\.\d+)?t?$")  # "3.13t": free-threaded 
 
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
+
+    @field_validator("*")
+    @classmethod
+    def _one_line(cls, value: Any) -> Any:  # every value may reach a generated file
+        return no_control(value)
 
 
 class Features(_Strict):
@@ -216,11 +223,13 @@ class TrainingImage(_Strict):
         pattern=r"^[a-z0-9][a-z0-9._-]{0,62}$",
         description="Image name and Dockerfile stage suffix ('train' -> stage train-train).",
     )
-    base: str | None = Field(
+    base: ImageRef | None = Field(
         None, description="Base image. Default: the runtime image matching the build image."
     )
-    packages: tuple[str, ...] = Field((), description="Extra OS packages (apt) to install.")
-    requirements: tuple[str, ...] = Field(
+    packages: tuple[DebianPackage, ...] = Field(
+        (), description="Extra OS packages (apt) to install."
+    )
+    requirements: tuple[PipRequirement, ...] = Field(
         (), description="Extra Python requirements (pip specifiers) to install."
     )
     tz: str = Field(
@@ -333,7 +342,7 @@ class BuildSpec(_Strict):
         description="Container engine for backend 'docker': docker (BuildKit), podman or "
         "buildah; 'auto' takes the first that answers.",
     )
-    base_image: str | None = Field(
+    base_image: ImageRef | None = Field(
         None,
         description="Build image for backend 'docker' instead of the one the knowledge base "
         "names (e.g. your registry's copy of a deleted nvidia/cuda tag).",
