@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal, Protocol
 
+from torchsmith.inspect.abi import AbiMarks, decide
 from torchsmith.inspect.elf import COMPONENT_SYMBOLS, ElfFacts
 from torchsmith.inspect.gpucode import arch_sort_key, summarise
 from torchsmith.inspect.linkage import linkage
@@ -70,21 +71,28 @@ def library(item: LibFile, resolver: Resolver) -> Library:
         glibcxx=floor(facts.version_needs, "GLIBCXX"),
         cxxabi=floor(facts.version_needs, "CXXABI"),
         compilers=list(facts.compilers),
-        cxx11_symbols=facts.cxx11_symbols,
+        cxx11_symbols=facts.abi.new,
+        old_abi_symbols=facts.abi.old,
         static_components=_static(facts),
         gpu=summarise(facts.fatbin, facts.relocatable_fatbin_bytes),
     )
 
 
-def _abi(libs: Sequence[Library], probe: Probe | None) -> tuple[bool | None, str]:
-    if probe is not None and probe.cxx11_abi is not None:
-        return probe.cxx11_abi, "torch._C._GLIBCXX_USE_CXX11_ABI"
-    for name in ("libtorch_cpu.so", "libc10.so", "libtorch.so"):
-        lib = next((x for x in libs if x.path.endswith("/" + name)), None)
-        if lib is not None and any(d.soname == "libstdc++.so.6" for d in lib.needed):
-            count = lib.cxx11_symbols
-            return count > 0, f"{name}: {count} dynamic symbol names with '__cxx11'"
-    return None, "no C++ library of torch found"
+_ABI_LIBS = ("libc10.so", "libtorch_cpu.so")
+
+
+def _abi(parts: Parts) -> tuple[bool | None, str]:
+    """From torch._C when torch was imported; else from libc10/libtorch_cpu's exported names,
+    cross-checked with TorchConfig.cmake (see :mod:`torchsmith.inspect.abi`)."""
+    own = [f for f in parts.libs if f.path.rsplit("/", 1)[-1] in _ABI_LIBS]
+    marks = sum((f.facts.abi for f in own), AbiMarks())
+    where = " + ".join(sorted(f.path.rsplit("/", 1)[-1] for f in own)) or "no libc10/libtorch_cpu"
+    cxx11, evidence = decide(marks, where, parts.cmake_abi)
+    if parts.probe is None or parts.probe.cxx11_abi is None:
+        return cxx11, evidence
+    said = parts.probe.cxx11_abi
+    note = "agrees with" if cxx11 in (None, said) else "but the files say otherwise:"
+    return said, f"torch._C._GLIBCXX_USE_CXX11_ABI ({note} {evidence})"
 
 
 def _union(libs: Sequence[Library], field: Literal["sass", "ptx", "extra"]) -> list[str]:
@@ -132,6 +140,7 @@ class Parts:
     config: BuildConfig
     probe: Probe | None = None
     wheel: tuple[str, WheelMeta] | None = None
+    cmake_abi: bool | None = None
 
 
 def _arch_list(parts: Parts) -> list[str]:
@@ -143,7 +152,7 @@ def _arch_list(parts: Parts) -> list[str]:
 
 def assemble(parts: Parts, resolver: Resolver) -> Inspection:
     libs = sorted((library(f, resolver) for f in parts.libs), key=lambda lib: lib.path)
-    cxx11, evidence = _abi(libs, parts.probe)
+    cxx11, evidence = _abi(parts)
     links = linkage(libs)
     glibc = newest(lib.glibc for lib in libs)
     return Inspection(

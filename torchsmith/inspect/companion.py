@@ -18,10 +18,11 @@ from elftools.elf.sections import SymbolTableSection
 from packaging.utils import InvalidWheelFilename, parse_wheel_filename
 from pydantic import BaseModel, ConfigDict, Field
 
-from torchsmith.companions.verify import torch_requirements
 from torchsmith.errors import InspectError
+from torchsmith.inspect.abi import describe, marks_of_names, symbols_verdict
 from torchsmith.inspect.elf import read_elf
 from torchsmith.inspect.gpucode import arch_sort_key, summarise
+from torchsmith.inspect.meta import torch_requirements
 from torchsmith.inspect.model import GpuCode
 from torchsmith.inspect.wheel import _open, _text, shared_objects
 
@@ -31,9 +32,6 @@ TORCH_LIBS = re.compile(
     r"\.so$"
 )
 """Sonames of torch's own libraries (torch/lib/) — not a companion's own libtorchaudio.so."""
-_OLD_STRING = re.compile(r"RKSs|[0-9_E]Ss|Ss$")
-"""``std::string`` of the old ABI as a parameter ('RKSs': const std::string&)."""
-_TORCH_SYMBOLS = ("_ZN3c10", "_ZNK3c10", "_ZN2at", "_ZNK2at", "_ZN5torch", "_ZNK5torch")
 
 
 class _Frozen(BaseModel):
@@ -76,16 +74,9 @@ def is_companion(path: Path) -> bool:
 
 
 def abi_of(undefined: frozenset[str]) -> tuple[bool | None, str]:
-    """The C++ ABI the module's torch symbols use: ``std::__cxx11::basic_string`` mangles as
-    ``NSt7__cxx1112basic_string…``, the old one as ``Ss``."""
-    torch = sorted(s for s in undefined if s.startswith(_TORCH_SYMBOLS))
-    new = [s for s in torch if "__cxx11" in s]
-    if new:
-        return True, f"{len(new)} torch symbols with std::__cxx11 (e.g. {new[0]})"
-    old = [s for s in torch if _OLD_STRING.search(s)]
-    if old:
-        return False, f"{len(old)} torch symbols with the old std::string 'Ss' (e.g. {old[0]})"
-    return None, "no torch symbol takes a std::string"
+    """The C++ ABI the module's torch symbols use (see :mod:`torchsmith.inspect.abi`)."""
+    marks = marks_of_names(sorted(undefined))
+    return symbols_verdict(marks), describe(marks, "undefined torch symbols")
 
 
 def undefined_symbols(path: Path) -> frozenset[str]:

@@ -15,6 +15,7 @@ from elftools.common.exceptions import ELFError
 from elftools.elf.elffile import ELFFile
 
 from torchsmith.errors import InspectError
+from torchsmith.inspect.abi import AbiMarks, marks_of_strtab
 from torchsmith.inspect.fatbin import FatbinEntry, FatbinFormatError, read_fatbin
 
 # Symbols whose *definition* inside a library means the component is linked into it statically.
@@ -55,7 +56,7 @@ class ElfFacts:
     runpath: tuple[str, ...]
     version_needs: tuple[str, ...]
     compilers: tuple[str, ...]
-    cxx11_symbols: int
+    abi: AbiMarks
     defined: frozenset[str]
     undefined: frozenset[str]
     arch_flags: str | None
@@ -199,7 +200,7 @@ def read_elf(path: Path, *, arch_flags: bool = False) -> ElfFacts:
                     _version_needs(_section_bytes(fh, elf, ".gnu.version_r"), dynstr)
                 ),
                 compilers=tuple(_compilers(fh, elf)),
-                cxx11_symbols=dynstr.count(b"__cxx11"),
+                abi=marks_of_strtab(dynstr),
                 defined=defined,
                 undefined=undefined,
                 arch_flags=_arch_flags(rodata) if arch_flags else None,

@@ -13,6 +13,7 @@ from typing import Any
 
 from torchsmith import proc
 from torchsmith.errors import InspectError
+from torchsmith.inspect.abi import cmake_abi
 from torchsmith.inspect.assemble import LibFile, Parts, Probe, assemble
 from torchsmith.inspect.config import parse_show
 from torchsmith.inspect.deps import DiskResolver
@@ -105,6 +106,8 @@ def inspect_installed(python: str, env: Mapping[str, str]) -> Inspection:
     version_file = torch_dir / "version.py"
     version = parse_version_py(version_file.read_text() if version_file.exists() else "")
     libs = _libs(torch_dir)
+    config_file = torch_dir / "share" / "cmake" / "Torch" / "TorchConfig.cmake"
+    cmake = config_file.read_text(errors="replace") if config_file.is_file() else ""
     total = sum(
         p.stat().st_size for p in torch_dir.rglob("*") if p.is_file() and not p.is_symlink()
     )
@@ -122,5 +125,6 @@ def inspect_installed(python: str, env: Mapping[str, str]) -> Inspection:
             cxx11_abi=data.get("cxx11_abi"),
             nccl=data.get("nccl"),
         ),
+        cmake_abi=cmake_abi(cmake),
     )
     return assemble(parts, DiskResolver(bundled=bundled, env=env))

@@ -67,7 +67,13 @@ class Library(_Frozen):
     glibcxx: str | None
     cxxabi: str | None
     compilers: list[str] = Field(description=".comment notes, e.g. 'GCC: (GNU) 13.3.1'")
-    cxx11_symbols: int = Field(description="dynamic symbol names containing '__cxx11'")
+    cxx11_symbols: int = Field(
+        description="torch's own dynamic symbol names (c10::, at::, torch::) spelling "
+        "std::string as std::__cxx11 (libstdc++'s own std:: names are not counted)"
+    )
+    old_abi_symbols: int = Field(
+        default=0, description="torch's own dynamic symbol names spelling std::string 'Ss'"
+    )
     static_components: list[Component]
     gpu: GpuCode | None
 

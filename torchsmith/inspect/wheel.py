@@ -11,6 +11,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from torchsmith.errors import InspectError
+from torchsmith.inspect.abi import cmake_abi
 from torchsmith.inspect.assemble import LibFile, Parts, assemble
 from torchsmith.inspect.deps import WheelResolver
 from torchsmith.inspect.elf import read_elf
@@ -24,6 +25,7 @@ _GCC = re.compile(r"GCC: .*?(\d+)\.(\d+)\.(\d+)")
 # files are a few KiB; torch's largest library (libtorch_cuda.so of a CUDA 13 wheel) is ~1.5 GiB.
 MAX_TEXT_BYTES = 1 << 20
 MAX_LIBRARY_BYTES = 16 << 30
+TORCH_CONFIG = "torch/share/cmake/Torch/TorchConfig.cmake"
 
 
 _WHEEL_HINT = (
@@ -119,6 +121,7 @@ def inspect_wheel(path: Path, on_library: OnLibrary | None = None) -> Inspection
             raise InspectError(f"{path.name} holds no torch/version.py", "is this a torch wheel?")
         version = parse_version_py(version_py)
         meta = parse_wheel_meta(_text(zf, ".dist-info/WHEEL"), _text(zf, ".dist-info/METADATA"))
+        cmake = cmake_abi(_text(zf, TORCH_CONFIG))
         libs = list(_libs(zf, Path(tmp), on_library))
         total = sum(info.file_size for info in zf.infolist())
     bundled = frozenset(lib.path.rsplit("/", 1)[-1] for lib in libs)
@@ -130,5 +133,6 @@ def inspect_wheel(path: Path, on_library: OnLibrary | None = None) -> Inspection
         version=version,
         config=_config(libs, version.cuda),
         wheel=(path.name, meta),
+        cmake_abi=cmake,
     )
     return assemble(parts, WheelResolver(bundled))
