@@ -1,31 +1,100 @@
 #!/usr/bin/env python3
-"""How long `torchsmith plan` takes, cold process included (target: well under a second).
+"""CPU time of torchsmith's start-up commands, each a fresh process (issue 26's goals: ``plan``
+< 0.25 s CPU, ``--help`` and ``kb …`` < 0.15 s CPU, ``host`` < 0.3 s).
 
-    python bench/bench_plan.py [N]
+Each command runs N times (default 7) after one untimed warm-up run (the page cache, not
+Python's); the median CPU (user + sys of the child) and wall seconds are printed and written to
+``docs/measured/<name>.json`` with the commit, machine and load.
+
+    python bench/bench_plan.py [--runs N] [--name startup] [--tree DIR]
+
+``--tree DIR`` times the torchsmith of another checkout (e.g. ``git archive COMMIT``
+unpacked into DIR; it runs with ``PYTHONPATH=DIR``), so that before and after are measured
+from clean trees of named commits, on the same machine, one after the other.
 """
 
 from __future__ import annotations
 
-import statistics
+import argparse
+import os
+import resource
 import subprocess
 import sys
+import tempfile
 import time
+from pathlib import Path
+from typing import Any
 
-ARGS = ["plan", "--torch", "2.5.1", "--cuda", "12.4", "--gpu", "RTX 4090", "--gpu", "8.0",
-        "--with", "torchvision,torchaudio", "--json"]  # fmt: skip
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import _measured
+
+PLAN = ["plan", "--torch", "2.6.0", "--cuda", "12.4", "--gpu", "RTX 4090", "--gpu", "8.0",
+        "--with", "torchvision,torchaudio", "--source", "debian", "--json"]  # fmt: skip
+GOALS = {"plan": 0.25, "plan --host-facts": 0.25, "--help": 0.15, "kb release": 0.15,
+         "kb releases": 0.15, "host": 0.3}  # fmt: skip
 
 
-def main() -> None:
-    runs = int(sys.argv[1]) if len(sys.argv) > 1 else 10
-    times = []
-    for _ in range(runs):
-        start = time.perf_counter()
-        subprocess.run([sys.executable, "-m", "torchsmith", *ARGS], check=True,
-                       stdout=subprocess.DEVNULL)  # fmt: skip
-        times.append(time.perf_counter() - start)
-    print(f"torchsmith plan (whole process, host probe included): n={runs} "
-          f"median={statistics.median(times):.3f}s max={max(times):.3f}s")  # fmt: skip
+def commands(facts: Path) -> dict[str, list[str]]:
+    return {
+        "plan": PLAN,
+        "plan --host-facts": [*PLAN, "--host-facts", str(facts)],
+        "--help": ["--help"],
+        "kb release": ["kb", "release", "2.6.0"],
+        "kb releases": ["kb", "releases"],
+        "host": ["host"],
+    }
+
+
+def _run(argv: list[str], tree: Path | None, **kw: Any) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "NO_COLOR": "1"}
+    if tree is not None:
+        env["PYTHONPATH"] = str(tree)
+    return subprocess.run([sys.executable, "-m", "torchsmith", *argv], check=True, env=env,
+                          cwd=tree, text=True, **kw)  # fmt: skip
+
+
+def once(argv: list[str], tree: Path | None) -> tuple[float, float]:
+    """(CPU seconds, wall seconds) of one ``python -m torchsmith ARGV`` that must succeed."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    start = time.perf_counter()
+    _run(argv, tree, stdout=subprocess.DEVNULL)
+    wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return cpu, wall
+
+
+def measure(argv: list[str], runs: int, tree: Path | None) -> dict[str, Any]:
+    once(argv, tree)  # warm-up, untimed
+    samples = [once(argv, tree) for _ in range(runs)]
+    return {"argv": argv, "cpu_s": _measured.summary([c for c, _ in samples]),
+            "wall_s": _measured.summary([w for _, w in samples])}  # fmt: skip
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=7)
+    parser.add_argument("--name", default="startup", help="docs/measured/<name>.json")
+    parser.add_argument("--tree", type=Path, help="time the torchsmith of this checkout")
+    opts = parser.parse_args()
+    tree = opts.tree.resolve() if opts.tree else None
+    load_before = _measured.load()
+    with tempfile.TemporaryDirectory() as tmp:
+        facts = Path(tmp) / "host.json"
+        facts.write_text(
+            _run(["host", "--json"], tree, capture_output=True).stdout, encoding="utf-8"
+        )
+        results = {name: measure(argv, opts.runs, tree) for name, argv in commands(facts).items()}
+    for name, res in results.items():
+        cpu, wall = res["cpu_s"]["median"], res["wall_s"]["median"]
+        verdict = "met" if cpu < GOALS[name] else "NOT met"
+        res["goal_cpu_s"], res["goal"] = GOALS[name], verdict
+        print(f"{name:20} CPU median {cpu:.3f} s (goal < {GOALS[name]} s: {verdict}), "
+              f"wall median {wall:.3f} s, n={opts.runs}")  # fmt: skip
+    at = _measured.commit(tree) if tree else None
+    print("wrote", _measured.write(opts.name, results, load_before, at))
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

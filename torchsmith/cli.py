@@ -11,19 +11,22 @@ import traceback
 from collections.abc import Sequence
 
 from torchsmith import __version__
-from torchsmith.commands import COMMAND_MODULES
-from torchsmith.console import err, reader_gone
+from torchsmith.commands import COMMANDS
 from torchsmith.errors import InterruptError, TorchsmithError
 
+LISTING = ""  # build_parser(only=LISTING): every command listed, none imported (for --help)
 
-def _command_in(argv: Sequence[str]) -> str | None:
-    """The sub-command named in argv, so that only its module is imported (start-up time)."""
-    names = {m.rsplit(".", 1)[1] for m in COMMAND_MODULES}
+
+def _command_in(argv: Sequence[str]) -> str:
+    """The sub-command named in argv, so that only its module is imported (start-up time);
+    ``LISTING`` when there is none (``--help``, ``--version``, a misspelt command)."""
     first = next((a for a in argv if not a.startswith("-")), None)
-    return first if first in names else None
+    return first if first in COMMANDS else LISTING
 
 
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The parser of every command (``only=None``), of one command (its module alone is
+    imported), or of none (``LISTING``: the commands are listed by name and help only)."""
     parser = argparse.ArgumentParser(
         prog="torchsmith",
         description="Build PyTorch and its domain libraries from source — checked before, "
@@ -32,13 +35,17 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"torchsmith {__version__}")
     parser.add_argument("--debug", action="store_true", help="show tracebacks on errors")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for name in COMMAND_MODULES:
-        if only is None or name.rsplit(".", 1)[1] == only:
-            importlib.import_module(name).register(sub)
+    for name, helptext in COMMANDS.items():
+        if only is None or name == only:
+            importlib.import_module(f"torchsmith.commands.{name}").register(sub)
+        else:
+            sub.add_parser(name, help=helptext)  # listed only: a command given is imported
     return parser
 
 
 def _report(exc: TorchsmithError, debug: bool) -> int:
+    from torchsmith.console import err  # rich: only when there is something to say
+
     if debug:
         err.print(traceback.format_exc(), markup=False)
     err.print(f"[bold red]torchsmith: {exc.title}[/]")
@@ -59,6 +66,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         sys.stdout.flush()
         return code
     except BrokenPipeError:
+        from torchsmith.console import reader_gone
+
         return reader_gone()
     except KeyboardInterrupt:
         return _report(InterruptError("stopped by Ctrl-C", "run the same command to resume"), debug)
@@ -67,6 +76,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except Exception as exc:  # a bug: say so plainly, never a bare traceback unless asked
         if debug:
             raise
+        from torchsmith.console import err
+
         err.print("[bold red]torchsmith: internal error:[/]", end=" ")
         err.print(f"{type(exc).__name__}: {exc}", markup=False)
         err.print("this is a bug in torchsmith; rerun with --debug and report the traceback")

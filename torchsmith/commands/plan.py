@@ -13,7 +13,6 @@ from rich.table import Table
 
 from torchsmith import kb as kbmod
 from torchsmith.commands.spec_args import add_spec_arguments, spec_from_args
-from torchsmith.companions.facts import against_of
 from torchsmith.console import out, print_json, print_table, table
 from torchsmith.errors import UsageError
 from torchsmith.host.model import HostFacts
@@ -87,7 +86,7 @@ def _print_plan(plan: BuildPlan) -> None:
     for fix in plan.fixes:
         out.print(f"[bold]fix {fix.id}[/] ({fix.action}): {escape(fix.title)}")
         out.print(f"  {fix.explanation}\n  source: {fix.source}", markup=False)
-    out.print("[bold]steps[/]: " + " → ".join(s.name for s in plan.steps))
+    out.print("[bold]steps[/]: " + " → ".join(s.label for s in plan.steps))
     for warning in plan.warnings:
         out.print(f"[yellow]warning:[/] {escape(warning)}")
 
@@ -108,22 +107,22 @@ def _print_companion_builds(plan: BuildPlan) -> None:
         for pkg in comp.system_packages:
             out.print(f"  needs {escape(pkg.name)} ({escape(pkg.value)}): {escape(pkg.reason)}")
         out.print(f"  smoke test: {escape(comp.smoke)}")
-    out.print("[bold]steps[/]: " + " → ".join(s.name for s in plan.steps))
+    out.print("[bold]steps[/]: " + " → ".join(s.label for s in plan.steps))
     for warning in plan.warnings:
         out.print(f"[yellow]warning:[/] {escape(warning)}")
 
 
 def _handle(args: argparse.Namespace) -> int:
     resolved = spec_from_args(args)
-    if resolved.spec.backend == "docker" and not resolved.spec.source.startswith("git"):
-        from torchsmith.commands.build_container import print_plan_inside
+    if resolved.spec.backend == "docker":  # the one container plan, run inside the image
+        from torchsmith.commands.build_container import print_container_plan
 
-        return print_plan_inside(args, resolved)  # what `build --backend docker` runs inside
-    if resolved.spec.backend == "docker":  # the generated Dockerfile's plan (torchsmith image)
-        from torchsmith.commands.image import plan_in_container
+        return print_container_plan(args, resolved)
+    against = None
+    if resolved.spec.against is not None:  # reading it needs inspect (pyelftools): only then
+        from torchsmith.companions.facts import against_of
 
-        return plan_in_container(args, resolved)
-    against = against_of(resolved, dict(os.environ))
+        against = against_of(resolved, dict(os.environ))
     plan = resolve(resolved, kbmod.load(), load_host(args), against=against)
     if args.json:
         print_json(plan_json(plan))

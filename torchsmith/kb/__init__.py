@@ -31,8 +31,10 @@ from torchsmith.kb.models import (
     CudaRelease,
     DebianPackage,
     Fix,
+    FixApplies,
     Gpu,
     OfficialArchList,
+    PatchEdit,
     Release,
 )
 
@@ -223,9 +225,14 @@ def _compiled() -> Records | None:
 
 
 @functools.cache
+def _compiled_current() -> Records | None:
+    return _compiled()
+
+
+@functools.cache
 def _read_all() -> Records:
     """Every record of every data file, grouped by table; each file is parsed once."""
-    return _compiled() or _parse_toml_files()
+    return _compiled_current() or _parse_toml_files()
 
 
 def _parse_toml_files() -> Records:
@@ -247,7 +254,24 @@ def _read_table(name: str) -> list[tuple[str, dict[str, Any]]]:
     return _read_all().get(name, [])
 
 
+def _construct(model: type[M], row: dict[str, Any]) -> M:
+    """A record of compiled.json, built without validation: every compiled record passed the
+    model's validation when compiled (a unit test checks that both give equal records), so
+    the models' validators are never built on the read path (start-up time)."""
+    if model is Fix:
+        row = {**row, "applies": FixApplies.model_construct(**row.get("applies", {})),
+               "edits": [PatchEdit.model_construct(**e) for e in row.get("edits", [])]}  # fmt: skip
+    return model.model_construct(**row)
+
+
 def _parse(table: str, model: type[M]) -> tuple[M, ...]:
+    if _compiled_current():
+        return tuple(_construct(model, row) for _, row in _read_table(table))
+    return validate(table, model)
+
+
+def validate(table: str, model: type[M]) -> tuple[M, ...]:
+    """Every record of ``table`` validated by ``model``; a bad one is a KnowledgeBaseError."""
     records = []
     for filename, row in _read_table(table):
         try:

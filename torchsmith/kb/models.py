@@ -20,7 +20,7 @@ CC_RE = r"^\d+\.\d+[af]?$"
 class Sourced(BaseModel):
     """A record whose facts each carry a source."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
     # Fields that identify the record rather than state a fact about it.
     identity: ClassVar[frozenset[str]] = frozenset()
 
@@ -135,7 +135,7 @@ class BuildOption(Sourced):
 class FixApplies(BaseModel):
     """When a known fix applies: PEP 440 specifier sets per component; empty = any."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
     torch: str = ""
     cuda: str = ""
     gcc: str = ""
@@ -152,7 +152,7 @@ class FixApplies(BaseModel):
 class PatchEdit(BaseModel):
     """One literal edit of a source file: replace ``find`` with ``replace`` exactly once."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
     path: str
     find: str
     replace: str

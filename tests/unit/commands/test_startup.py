@@ -1,0 +1,102 @@
+"""Start-up costs only what the command uses (issue 26): the modules a command imports, checked in
+``sys.modules`` after running it in a freshly imported torchsmith (no subprocess: unit tier)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.unit.planner.kb import ci_host
+
+SCRUBBED = ("torchsmith", "elftools")  # pure Python: safe to import afresh, then put back
+PLAN = ["plan", "--torch", "2.6.0", "--cuda", "12.4", "--gpu", "8.6", "--json"]
+
+
+def _scrubbed(name: str) -> bool:
+    return name.split(".", maxsplit=1)[0] in SCRUBBED
+
+
+def fresh_modules(run: Callable[[], object]) -> set[str]:
+    """The modules present after ``run()`` in a process that had imported no torchsmith module
+    and no pyelftools; the test process's own modules are put back afterwards."""
+    saved = dict(sys.modules)
+    for name in [n for n in sys.modules if _scrubbed(n)]:
+        del sys.modules[name]
+    try:
+        run()
+        return set(sys.modules)
+    finally:
+        sys.modules.clear()
+        sys.modules.update(saved)
+
+
+def _main(argv: list[str]) -> Callable[[], object]:
+    def run() -> object:
+        from torchsmith.cli import main
+
+        try:
+            return main(argv)
+        except SystemExit as done:  # --help, --version
+            return done.code
+
+    return run
+
+
+@pytest.fixture
+def host_file(tmp_path: Path) -> Iterator[Path]:
+    path = tmp_path / "host.json"
+    path.write_text(ci_host().model_dump_json())
+    yield path
+
+
+def commands_in(modules: set[str]) -> set[str]:
+    return {m for m in modules if m.startswith("torchsmith.commands.")}
+
+
+def test_plan_imports_no_elf_library_no_inspect_and_no_probe(
+    host_file: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    modules = fresh_modules(_main([*PLAN, "--host-facts", str(host_file)]))
+    assert '"plan_hash"' in capsys.readouterr().out  # the plan was made and printed
+    assert not {m for m in modules if m.split(".", maxsplit=1)[0] == "elftools"}
+    assert not {m for m in modules if m.startswith("torchsmith.inspect")}
+    assert "torchsmith.host.probe" not in modules  # --host-facts given: no probe at all
+    assert commands_in(modules) <= {"torchsmith.commands.plan", "torchsmith.commands.spec_args"}
+
+
+def test_help_imports_no_command_module_and_no_rich(capsys: pytest.CaptureFixture[str]) -> None:
+    modules = fresh_modules(_main(["--help"]))
+    assert "build torch from source" in capsys.readouterr().out  # every command still listed
+    assert commands_in(modules) == set()
+    assert "torchsmith.console" not in modules
+    assert "torchsmith.kb" not in modules
+
+
+def test_kb_command_imports_only_its_module(capsys: pytest.CaptureFixture[str]) -> None:
+    modules = fresh_modules(_main(["kb", "release", "2.6.0"]))
+    assert "2.6.0" in capsys.readouterr().out
+    assert commands_in(modules) == {"torchsmith.commands.kb"}
+    assert "torchsmith.planner" not in modules
+
+
+def test_a_misspelt_command_is_refused_with_the_commands_listed(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    modules = fresh_modules(_main(["plna"]))
+    assert "invalid choice: 'plna'" in capsys.readouterr().err
+    assert commands_in(modules) == set()
+
+
+def test_listed_help_is_each_modules_own_help() -> None:
+    """``commands.COMMANDS`` (what --help lists without importing) says what each module
+    registers."""
+    from torchsmith.cli import build_parser
+    from torchsmith.commands import COMMANDS
+
+    sub = next(a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction))
+    registered = {choice.dest: choice.help for choice in sub._choices_actions}
+    assert registered == COMMANDS
