@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from tests.unit.planner.kb import ci_host
+from tests.unit.private_base import private_base_fixture  # noqa: F401 (the fixture)
 from tests.unit.steps.conftest import Quiet, Rig, make_plan, make_tree
 from tests.unit.steps.recording import PROGRAMS, RecordingExecutor
 from torchsmith.cache.dist import client_config, parse_dist_status, write_private
@@ -28,6 +29,8 @@ if sys.version_info >= (3, 11):
     import tomllib
 else:  # pragma: no cover
     import tomli as tomllib
+
+pytestmark = pytest.mark.usefixtures("private_base")  # sccache private dirs: not in /tmp
 
 TOKEN = "canary-dist-token-93a1"  # a canary, not a credential
 STATS = (Path(__file__).parents[1] / "fixtures" / "cache" /

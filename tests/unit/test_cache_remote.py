@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.unit.private_base import private_base_fixture  # noqa: F401 (the fixture)
 from torchsmith.cache import (
     CachePlan,
     CacheStats,
@@ -20,6 +21,8 @@ from torchsmith.cache.remote import ccache_remote_problem
 from torchsmith.cache.stats import parse_ccache_print_stats, parse_sccache_json, stats_record
 from torchsmith.errors import UsageError
 from torchsmith.redact import redact_data
+
+pytestmark = pytest.mark.usefixtures("private_base")  # sccache private dirs: not in /tmp
 
 PASSWORD = "canary-Pw/7:x@y"  # a canary, not a credential
 

@@ -2,7 +2,7 @@
 
 The client reads its cluster from a config file only (``SCCACHE_CONF``: ``[dist]
 scheduler_url`` and ``[dist.auth] token``; https://github.com/mozilla/sccache/blob/v0.16.0/
-docs/DistributedQuickstart.md), so torchsmith writes one, mode 600, into the local cache
+docs/DistributedQuickstart.md), so torchsmith writes one, mode 600, into the build's private
 directory; the token comes from the variable the spec names, never from the spec itself.
 ``sccache --dist-status`` says whether the scheduler answers
 (``{"SchedulerStatus": [URL, {"num_servers": 2, "num_cpus": 4, …}]}``) or not

@@ -12,7 +12,6 @@ on by itself when it finds one, which changes every command line behind the plan
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -21,6 +20,7 @@ from typing import Any
 from torchsmith.cache.credentials import read_secret
 from torchsmith.cache.dist import CONF_NAME, client_config, cluster_token, write_private
 from torchsmith.cache.model import CachePlan
+from torchsmith.cache.private import make_private_dir, remove_private_dir
 from torchsmith.cache.remote import RemoteEnv, ccache_remote, sccache_remote
 from torchsmith.cache.stats import (
     CacheStats,
@@ -31,7 +31,6 @@ from torchsmith.cache.stats import (
 from torchsmith.spec import CacheKind
 
 _LANGS = ("C", "CXX", "CUDA")
-_UDS_MAX = 100  # sun_path holds 108 bytes
 
 
 @dataclass(frozen=True)
@@ -51,6 +50,9 @@ class CompilerCache:
     dist_conf: Path | None = None
     cluster_fallback: str | None = None
     """Why the named cluster is not used (it did not answer), or None."""
+    private_dir: Path | None = None
+    """This build's 0700 directory for sccache's socket and the cluster config (cache/private.py);
+    None: the cache directory (tests only; a real build always has one)."""
 
     @property
     def active(self) -> bool:
@@ -91,14 +93,16 @@ class CompilerCache:
 
     @property
     def server_socket(self) -> Path:
-        """The sccache server's socket: in the cache directory when the path fits a socket. A
-        server that reads the cluster config has a socket of its own: when the cluster does not
-        answer it is stopped, and the local server starting right after must not race it."""
-        path = self.directory / ("server-dist.sock" if self.dist_conf else "server.sock")
-        if len(str(path)) < _UDS_MAX:
-            return path
-        digest = hashlib.sha256(str(path).encode()).hexdigest()[:12]
-        return Path("/tmp") / f"torchsmith-sccache-{digest}.sock"
+        """The sccache server's socket, in this build's private directory: never where another
+        user could bind it first (a shared cache directory, a computable /tmp name). A server
+        that reads the cluster config has a socket of its own: when the cluster does not answer
+        it is stopped, and the local server starting right after must not race it."""
+        name = "server-dist.sock" if self.dist_conf else "server.sock"
+        return (self.private_dir or self.directory) / name
+
+    def release(self) -> None:
+        """Remove this build's private directory (socket, cluster config with its token)."""
+        remove_private_dir(self.private_dir)
 
     def stats_command(self) -> list[str] | None:
         """The command printing machine-readable statistics, None without a cache."""
@@ -151,6 +155,7 @@ def cache_from_plan(
     directory = Path(setup.local_dir).expanduser() if setup.local_dir else base.directory
     basedir = Path(setup.basedir).expanduser() if setup.basedir else base.basedir
     remote_env = RemoteEnv()
+    private = make_private_dir(env) if base.kind == "sccache" and program else None
     if setup.remote is not None and base.kind != "none":
         secret = read_secret(setup, env)
         build = ccache_remote if base.kind == "ccache" else sccache_remote
@@ -164,17 +169,19 @@ def cache_from_plan(
         setup.shared_dir,
         setup.remote,
         remote_env,
+        private_dir=private,
     )
 
 
 def with_cluster(cache: CompilerCache, setup: CachePlan, env: Mapping[str, str]) -> CompilerCache:
     """``cache`` sending compile jobs to the plan's sccache-dist scheduler: the client config
-    (with the token from ``env``) is written mode 600 into the cache directory."""
+    (with the token from ``env``) is written mode 600 into the build's private directory, which
+    :meth:`CompilerCache.release` removes when the build ends (never the shared cache dir)."""
     if setup.cluster is None or cache.kind != "sccache" or not cache.active:
         return cache
     token = cluster_token(setup.cluster_token_env, env)
     text = client_config(setup.cluster, cache.directory / "dist-toolchains", token)
-    conf = write_private(cache.directory / CONF_NAME, text)
+    conf = write_private((cache.private_dir or cache.directory) / CONF_NAME, text)
     return dataclasses.replace(cache, cluster=setup.cluster, dist_conf=conf)
 
 

@@ -68,14 +68,14 @@ def step_impl(name: StepName) -> StepFn:
             return conda.run
         case "install":
             return install.run
-        case "companion":
-            return companion.run
         case _:
             assert_never(name)
 
 
 STEPS: Mapping[str, StepFn] = {name: step_impl(name) for name in get_args(StepName)}
 """Every step the pipeline carries out (planner/support.py's PIPELINE is checked against it)."""
+COMPANION_STEPS: Mapping[str, companion.SubjectStepFn] = companion.STEPS
+"""The same steps with a companion as their subject (:mod:`torchsmith.steps.companion`)."""
 
 
 @dataclass(frozen=True)
@@ -89,11 +89,20 @@ class BuildResult:
     executed: list[str] = field(default_factory=list)
 
 
-def execute(ctx: BuildContext, state: BuildState, steps: Mapping[str, StepFn] = STEPS) -> None:
-    """Run the plan's steps in order; ``state.executed`` records each one as it starts."""
+def execute(
+    ctx: BuildContext,
+    state: BuildState,
+    steps: Mapping[str, StepFn] = STEPS,
+    companion_steps: Mapping[str, companion.SubjectStepFn] = COMPANION_STEPS,
+) -> None:
+    """Run the plan's steps in order; ``state.executed`` records each one (its label:
+    ``compile``, ``torchvision-compile``) as it starts."""
     for step in ctx.plan.steps:
-        state.executed.append(step.name)
-        steps[step.name](ctx, state)
+        state.executed.append(step.label)
+        if step.subject is None:
+            steps[step.name](ctx, state)
+        else:
+            companion.run_step(ctx, state, step, companion_steps)
 
 
 def run_build(
@@ -116,6 +125,8 @@ def run_build(
         execute(ctx, state, steps)
     finally:
         workspace.release()  # the next run of this plan (in this process too) may build here
+        if state.benv is not None:  # sccache's socket and cluster config (token) go with it
+            state.benv.cache.release()
     published = state.published[0] if state.published else None
     return BuildResult(
         state.manifest,
