@@ -20,22 +20,24 @@ from torchsmith.terminal import strip_terminal_codes
 
 
 def _cache_root(args: argparse.Namespace) -> Path:
-    from torchsmith.commands.build import default_cache_root
-    from torchsmith.workspace import check_cache_root
+    from torchsmith.workspace import check_cache_root, default_cache_root
 
     root = args.cache_root or default_cache_root(os.environ)
     return check_cache_root(Path(root).expanduser().resolve()) / "sources"
 
 
-def _fetch(args: argparse.Namespace) -> SourceTree:
-    from torchsmith.commands.plan import load_host
+def _fetch(args: argparse.Namespace, *, for_bundle: bool = False) -> SourceTree:
+    """The source tree; a bundle is built on another machine, so this one is not asked for
+    the build dependencies (Debian's -dev packages)."""
+    from torchsmith.commands.spec_args import load_host
 
     plan = resolve(spec_from_args(args), kbmod.load(), load_host(args))
     return fetch_source(
         plan.source,
         _cache_root(args),
         dict(os.environ),
-        install_deps=args.install_deps,
+        install_deps=getattr(args, "install_deps", False),
+        check_deps=not for_bundle,
         on_line=_progress(args),
     )
 
@@ -74,7 +76,7 @@ def _handle_fetch(args: argparse.Namespace) -> int:
 
 
 def _handle_bundle(args: argparse.Namespace) -> int:
-    tree = _fetch(args)
+    tree = _fetch(args, for_bundle=True)
     output: Path = args.bundle_file.expanduser().resolve()
     digest = write_bundle(tree, output, _progress(args))
     spec = bundle_spec(output, digest)
@@ -92,8 +94,6 @@ def _handle_bundle(args: argparse.Namespace) -> int:
 def _common(parser: argparse.ArgumentParser) -> None:
     add_spec_arguments(parser)
     parser.add_argument("--cache-root", help="torchsmith's cache (sources go to CACHE/sources)")
-    parser.add_argument("--install-deps", action="store_true",
-                        help="install missing Debian -dev packages with apt")  # fmt: skip
     parser.add_argument("--host-facts", type=Path, help="use recorded `torchsmith host --json`")
     parser.add_argument("--json", action="store_true", help="machine-readable output")
     parser.add_argument("--quiet", action="store_true", help="no progress lines")
@@ -104,6 +104,8 @@ def register(sub: Any) -> None:
     actions = parser.add_subparsers(dest="source_action", required=True)
     fetch = actions.add_parser("fetch", help="fetch the source the spec names (into the cache)")
     _common(fetch)
+    fetch.add_argument("--install-deps", action="store_true",
+                       help="install missing Debian -dev packages with apt")  # fmt: skip
     fetch.set_defaults(handler=_handle_fetch)
     bundle = actions.add_parser("bundle", help="write a tarball of the source with its hashes")
     _common(bundle)

@@ -31,15 +31,21 @@ _PROVIDERS = {
 }
 
 
+_CHECKS_DEPS = {"debian"}  # providers that check the host's build dependencies
+
+
 def fetch_source(
     source_plan: SourcePlan,
     cache_root: Path,
     env: Mapping[str, str],
     *,
     install_deps: bool = False,
+    check_deps: bool = True,
     on_line: LineCallback | None = None,
 ) -> SourceTree:
-    """Fetch (or reuse from ``cache_root``) the source tree the plan names."""
+    """Fetch (or reuse from ``cache_root``) the source tree the plan names. ``check_deps``:
+    demand (or with ``install_deps`` install) what building it on this machine needs; off for
+    a bundle, which is packed here and built on another machine."""
     if source_plan.kind not in _PROVIDERS:
         raise SourceError(
             f"the {source_plan.kind!r} source provider is not available in this torchsmith",
@@ -48,8 +54,9 @@ def fetch_source(
     module_name, func_name = _PROVIDERS[source_plan.kind]
     provider = getattr(importlib.import_module(module_name), func_name)
     cache_root.mkdir(parents=True, exist_ok=True)
+    extra = {} if check_deps or source_plan.kind not in _CHECKS_DEPS else {"check_deps": False}
     tree: SourceTree = provider(
-        source_plan, cache_root, env, install_deps=install_deps, on_line=on_line
+        source_plan, cache_root, env, install_deps=install_deps, on_line=on_line, **extra
     )
     note = check_identity(tree, kb.load())
     return dataclasses.replace(tree, details={**tree.details, "identity_check": note})

@@ -25,3 +25,8 @@ class SourceTree:
     version: str
     owned: bool
     details: dict[str, str] = field(default_factory=dict)
+
+
+BUILD_DEPENDS = "build_depends"
+"""The details key naming the Debian packages building a Debian tree needs (a bundle carries it
+to the machine that builds, which checks them there)."""

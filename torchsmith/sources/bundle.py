@@ -24,9 +24,9 @@ from torchsmith.errors import SourceError
 from torchsmith.hashing import sha256_file
 from torchsmith.plan_model import SourcePlan
 from torchsmith.proc import LineCallback
-from torchsmith.sources import owned
+from torchsmith.sources import hostdeps, owned
 from torchsmith.sources.archive import safe_extract
-from torchsmith.sources.base import SourceKind, SourceTree
+from torchsmith.sources.base import BUILD_DEPENDS, SourceKind, SourceTree
 from torchsmith.sources.bundle_format import (
     MANIFEST,
     SOURCE,
@@ -126,6 +126,15 @@ def checked_identity(manifest: BundleManifest, root: Path, pinned: bool) -> tupl
     return original.identity, f"{note}; bundle pinned by sha256"
 
 
+def _check_build_deps(
+    manifest: BundleManifest, env: Mapping[str, str], install: bool, on_line: LineCallback | None
+) -> None:
+    packages = str(manifest.details.get(BUILD_DEPENDS, "")).split()
+    if manifest.kind == "debian" and packages:
+        why = f"building the bundled Debian source of {manifest.version}"
+        hostdeps.ensure_packages(packages, env, install=install, why=why, on_line=on_line)
+
+
 def fetch_bundle(
     plan: SourcePlan,
     cache_root: Path,
@@ -134,8 +143,9 @@ def fetch_bundle(
     install_deps: bool = False,
     on_line: LineCallback | None = None,
 ) -> SourceTree:
-    """Unpack a bundle once (every member and hash checked) and give its tree."""
-    del env, install_deps
+    """Unpack a bundle once (every member and hash checked) and give its tree; a bundle of a
+    Debian source demands (or installs) that source's build dependencies here, on the machine
+    that builds — not where it was packed."""
     location, expected = split_location(plan.location)
     bundle = Path(location).expanduser().resolve()
     if not bundle.is_file():
@@ -149,6 +159,7 @@ def fetch_bundle(
     manifest = read_manifest(dest / TREE / "src" / MANIFEST)
     root = dest / TREE / "src" / SOURCE
     identity, how = checked_identity(manifest, root, pinned=expected is not None)
+    _check_build_deps(manifest, env, install_deps, on_line)
     details = {f"original:{k}": str(v) for k, v in manifest.details.items()}
     details |= {"bundle": str(bundle), "bundle_sha256": digest, "original_kind": manifest.kind}
     details |= {"bundle_pinned": "sha256" if expected else "no", "bundle_identity": how}

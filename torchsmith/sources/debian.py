@@ -30,7 +30,7 @@ from torchsmith.plan_model import SourcePlan
 from torchsmith.proc import LineCallback
 from torchsmith.sources import apt, dsc, hostdeps, owned, patches
 from torchsmith.sources.archive import safe_extract, single_top_dir
-from torchsmith.sources.base import SourceTree
+from torchsmith.sources.base import BUILD_DEPENDS, SourceTree
 from torchsmith.sources.extras import extras_for, fetch_extra
 
 PACKAGES = ("pytorch", "pytorch-vision", "pytorch-audio", "pytorch-text")
@@ -248,6 +248,7 @@ def fetch_debian(
         "patches": _patch_note(fetched, applied),
         **{f"sha256:{name}": sha for name, sha in fetched.sha256.items()},
         **{f"unavailable:{name}": why for name, why in fetched.unavailable.items()},
+        BUILD_DEPENDS: " ".join(dsc.needed_packages(fetched.dsc)[0]),
     }
     for key, ref in extras_for(package, upstream_of(version)).items():
         details[key] = str(fetch_extra(cfg, base / "extra", ref, env, on_line))

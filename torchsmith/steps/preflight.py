@@ -5,6 +5,7 @@ a :class:`HostError`, before a minute is spent building."""
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import tempfile
 from collections.abc import Mapping
@@ -17,11 +18,14 @@ from torchsmith.host.probe import probe_host
 from torchsmith.host.pythons import version_key
 from torchsmith.host.system import os_release
 from torchsmith.plan_model import BuildPlan
+from torchsmith.sources.hostdeps import ensure_packages
 from torchsmith.steps.state import Toolchain
 from torchsmith.toolchains.compiler import install_compiler, install_hint
 from torchsmith.workspace import check_cache_root
 
 _CXX = {"gcc": "g++", "clang": "clang++"}
+APT_TOOLS = {"cmake": "cmake", "ninja": "ninja-build", "ccache": "ccache"}
+"""Programs preflight demands -> the Debian package that ships each (--install-deps)."""
 # What an interpreter is really (a pyenv shim is a shell script that picks one, or fails).
 _ASK_PYTHON = "import sys; print(sys.executable); print('%d.%d' % sys.version_info[:2])"
 _PYTHON_HINT = (
@@ -185,6 +189,16 @@ def _not_in_apt_lists(ex: Executor, packages: list[str], env: Mapping[str, str])
     return not_installable(done.stdout, packages) if done.returncode == 0 else []
 
 
+def _install_tools(names: list[str], env: Mapping[str, str]) -> bool:
+    """--install-deps: the build tools torchsmith itself runs (cmake, ninja, ccache) from apt —
+    not only the source's Build-Depends; False where apt-get is not on PATH."""
+    packages = [APT_TOOLS[name] for name in names if name in APT_TOOLS]
+    if not packages or shutil.which("apt-get", path=env.get("PATH", "")) is None:
+        return False
+    ensure_packages(packages, env, install=True, why="the build tools torchsmith runs")
+    return True
+
+
 def _check_cache_root(where: Path) -> None:
     """The cache root must be a directory this user can write: make it (mode 0700; as root, one
     others can write is refused: :func:`check_cache_root`) and a file in it. /proc/..., a
@@ -236,6 +250,9 @@ def preflight(
     if cache_kind != "none":
         found[cache_kind] = ex.which(cache_kind, env)
     missing = [name for name, path in found.items() if path is None]
+    if missing and install_deps and _install_tools(missing, env):
+        found |= {name: ex.which(name, env) for name in missing if name in APT_TOOLS}
+        missing = [name for name, path in found.items() if path is None]
     if missing:
         raise HostError(
             f"missing on this machine: {', '.join(missing)}",

@@ -220,3 +220,30 @@ def test_python_of_another_version_is_refused(plan: BuildPlan, tmp_path: Path) -
     ex = FakeExecutor({*ALL, "python3"}, answers={"python3": "0:/usr/bin/python3.13\n3.13\n"})
     with pytest.raises(HostError, match=r"python3 is Python 3\.13; the plan needs 3\.11"):
         preflight(ex, plan, ex.environment(), tmp_path)
+
+
+def test_install_deps_installs_the_missing_build_tools_then_finds_them(
+    plan: BuildPlan, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # round-3 trial: --install-deps installed Debian's Build-Depends, then "missing ccache"
+    ex = FakeExecutor({"gcc-12", "g++-12", "python3", "cmake"})
+    asked: list[list[str]] = []
+
+    def fake_ensure(packages: list[str], env: object, **kw: object) -> list[str]:
+        asked.append(list(packages))
+        ex.programs |= {"ninja", "ccache"}
+        return list(packages)
+
+    monkeypatch.setattr("torchsmith.steps.preflight.ensure_packages", fake_ensure)
+    monkeypatch.setattr("torchsmith.steps.preflight.shutil.which", lambda *a, **k: "/usr/bin/x")
+    tools = preflight(ex, plan, ex.environment(), tmp_path, install_deps=True)
+    assert asked == [["ninja-build", "ccache"]] and tools.cache == "/usr/bin/ccache"
+
+
+def test_without_apt_the_missing_tools_are_still_named(
+    plan: BuildPlan, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    ex = FakeExecutor({"gcc-12", "g++-12", "python3", "cmake", "ninja"})
+    monkeypatch.setattr("torchsmith.steps.preflight.shutil.which", lambda *a, **k: None)
+    with pytest.raises(HostError, match="missing on this machine: ccache"):
+        preflight(ex, plan, ex.environment(), tmp_path, install_deps=True)
