@@ -30,6 +30,14 @@ INFO_NAME = "workspace.json"
 Say = Callable[[str], None]
 
 
+def default_cache_root(env: Mapping[str, str]) -> Path:
+    """TORCHSMITH_CACHE_ROOT, else $XDG_CACHE_HOME/torchsmith, else ~/.cache/torchsmith."""
+    if env.get("TORCHSMITH_CACHE_ROOT"):
+        return Path(env["TORCHSMITH_CACHE_ROOT"]).expanduser()
+    base = Path(env["XDG_CACHE_HOME"]) if env.get("XDG_CACHE_HOME") else Path.home() / ".cache"
+    return base / "torchsmith"
+
+
 @dataclass(frozen=True)
 class Workspace:
     """The directories of one plan's build."""

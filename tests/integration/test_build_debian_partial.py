@@ -32,8 +32,7 @@ from tests.integration.conftest import test_cache as cache_dir
 from tests.resources import require, require_root, require_tool
 from torchsmith import kb
 from torchsmith.cli import build_parser, main
-from torchsmith.commands.plan import load_host
-from torchsmith.commands.spec_args import spec_from_args
+from torchsmith.commands.spec_args import load_host, spec_from_args
 from torchsmith.plan import resolve
 
 pytestmark = [pytest.mark.slow, pytest.mark.network]

@@ -24,7 +24,7 @@ from tests.unit.planner.kb import ci_host
 from torchsmith.backends.local import LocalExecutor
 from torchsmith.inspect.elf import read_elf
 from torchsmith.kb import load
-from torchsmith.packaging.pipdeps import pins_for
+from torchsmith.kb.pipdeps import pins_for
 from torchsmith.planner import resolve
 from torchsmith.spec_sources import resolve_spec
 from torchsmith.steps import repair

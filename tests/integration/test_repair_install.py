@@ -30,7 +30,7 @@ from torchsmith.spec_sources import resolve_spec
 from torchsmith.steps import install, repair
 from torchsmith.steps.context import BuildContext, BuildOptions
 from torchsmith.steps.state import BuildState
-from torchsmith.steps.wheel_rpath import foreign, record_line
+from torchsmith.packaging.wheel_rpath import foreign, record_line
 from torchsmith.verify import load_plan
 from torchsmith.workspace import prepare_workspace
 

@@ -3,12 +3,17 @@
 Issue 16 trial 7: every spec key (derived from ``BuildSpec`` and its nested models, so a new
 key is fuzzed the day it is added) and every command's arguments (derived from the argument
 parser) are fuzzed; no traceback, no internal error (exit 70), and every error has a hint. A
-command that gets as far as starting a tool stops there (unit tests start no process)."""
+command that gets as far as starting a tool stops there (unit tests start no process).
+
+Under ``CI=true`` the examples are derandomized (the same ones every run: a CI failure is never
+a flake, and reruns reproduce it); a local run draws new ones. Every input a random run has ever
+found is kept as a named test at the end (:data:`FOUND`)."""
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import subprocess
 from pathlib import Path
 from types import UnionType
@@ -25,6 +30,10 @@ from torchsmith.commands import COMMAND_MODULES
 from torchsmith.errors import InternalError
 from torchsmith.spec import BuildSpec
 from torchsmith.spec_sources import spec_keys
+
+settings.register_profile("ci", derandomize=True, database=None, print_blob=True)
+settings.register_profile("local", derandomize=False)
+settings.load_profile("ci" if os.environ.get("CI") == "true" else "local")
 
 VERSIONS = st.sampled_from(["1.0.0", "1.1.0", "1.13.1", "2.5.1", "main", "9.9.9", "abc", ""])
 CUDAS = st.sampled_from(["9.0", "11.8", "12.4", "13.0", "cu118", "7.5", "x", "cpu"])
@@ -373,3 +382,38 @@ def test_an_empty_wheel_path_says_what_to_give(
     assert main(argv) == 2
     err = capsys.readouterr().err
     assert "an empty path names neither" in err and "→ torchsmith " in err
+
+
+def test_ci_runs_the_fuzz_derandomized() -> None:
+    """A fixed set of examples under CI=true, random ones locally."""
+    assert settings.get_profile("ci").derandomize
+    assert not settings.get_profile("local").derandomize
+    assert settings.default.derandomize == (os.environ.get("CI") == "true")
+
+
+# --- every input a random run found, by name -------------------------------------------------
+
+FOUND: dict[str, tuple[list[str], int, str]] = {
+    # issue 23: a binary --host-facts file was read as UTF-8 text: UnicodeDecodeError, exit 70
+    "host-facts-binary": (["--host-facts", REAL_FILES[2]], 2, "not a text file"),
+    "host-facts-not-host-facts": (["--host-facts", REAL_FILES[1]], 2, "not recorded host facts"),
+    # fabdcc8: a Python that is no version was planned (now refused by its key)
+    "python-not-a-version": (["--python", "x"], 3, "is not a Python version"),
+    # 2a93c9d: rich markup in user text broke the error printer (exit 70)
+    "markup-in-torch": (["--torch", "[/]"], 4, "'[/]' is not a release"),
+    "markup-in-gpu": (["--cpu", "--gpu", "[/bold]"], 4, "['[/bold]'] need a CUDA build"),
+    # 2a93c9d: a build_version that is no PEP 440 version reached the wheel's name
+    "build-version-not-pep440": (["--build-version", "[x]"], 3, "is not a PEP 440 version"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(FOUND))
+def test_an_input_the_fuzzer_found(
+    name: str, host_file: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    argv, code, words = FOUND[name]
+    host = [] if "--host-facts" in argv else ["--host-facts", str(host_file)]
+    assert main(["plan", "--json", *host, *argv]) == code
+    err = capsys.readouterr().err
+    assert words in err and "→" in err
+    check_outcome(code, err, argv)

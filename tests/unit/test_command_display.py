@@ -11,7 +11,7 @@ from rich.console import Console
 
 from torchsmith.cli import main
 from torchsmith.commands.inspect import summary_table
-from torchsmith.commands.plan import _print_plan
+from torchsmith.report.plan_view import print_plan
 from torchsmith.inspect.model import Inspection
 from torchsmith.verify.expect import load_plan
 
@@ -47,7 +47,7 @@ def test_plan_source_line_names_a_bundle_once(capsys: pytest.CaptureFixture[str]
     plan = load_plan(FIXTURES / "inspect" / "plans" / "plan-2.13.0-cpu.json")
     where = "/srv/torch-src.tar"
     bundle = plan.source.model_copy(update={"kind": "bundle", "location": where, "ref": where})
-    _print_plan(plan.model_copy(update={"source": bundle}))
+    print_plan(plan.model_copy(update={"source": bundle}))
     assert f"source: bundle {where}\n" in capsys.readouterr().out
 
 

@@ -9,7 +9,7 @@ from packaging.requirements import Requirement
 from tests.unit.planner.kb import ci_host
 from torchsmith.errors import PlanError
 from torchsmith.kb import load
-from torchsmith.packaging.pipdeps import all_pins, pins_for
+from torchsmith.kb.pipdeps import all_pins, pins_for
 from torchsmith.planner import resolve
 from torchsmith.spec_sources import resolve_spec
 

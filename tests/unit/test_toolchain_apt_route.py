@@ -14,10 +14,10 @@ import pytest
 from torchsmith.errors import HostError
 from torchsmith.host import system
 from torchsmith.host.model import HostFacts
+from torchsmith.planner.toolkit_offers import SUITES
 from torchsmith.sources import apt as source_apt
 from torchsmith.toolchains.cuda import apt
 from torchsmith.toolchains.cuda.base import ProvideContext
-from torchsmith.toolchains.cuda.offers import SUITES
 
 FIX = Path(__file__).resolve().parents[1] / "fixtures"
 KEYRING = "[signed-by=/usr/share/keyrings/debian-archive-keyring.gpg]"

@@ -12,8 +12,7 @@ from rich.markup import escape
 
 from torchsmith import kb as kbmod
 from torchsmith.backends import make_executor
-from torchsmith.commands.plan import load_host
-from torchsmith.commands.spec_args import add_spec_arguments, spec_from_args
+from torchsmith.commands.spec_args import add_spec_arguments, load_host, spec_from_args
 from torchsmith.companions.facts import against_of
 from torchsmith.console import out, print_json
 from torchsmith.doctor import diagnose
@@ -24,14 +23,7 @@ from torchsmith.report.progress import make_reporter
 from torchsmith.report.summary import render_summary
 from torchsmith.steps.context import BuildOptions
 from torchsmith.steps.pipeline import BuildResult, run_build
-
-
-def default_cache_root(env: Mapping[str, str]) -> Path:
-    """TORCHSMITH_CACHE_ROOT, else $XDG_CACHE_HOME/torchsmith, else ~/.cache/torchsmith."""
-    if env.get("TORCHSMITH_CACHE_ROOT"):
-        return Path(env["TORCHSMITH_CACHE_ROOT"]).expanduser()
-    base = Path(env["XDG_CACHE_HOME"]) if env.get("XDG_CACHE_HOME") else Path.home() / ".cache"
-    return base / "torchsmith"
+from torchsmith.workspace import default_cache_root
 
 
 def _doctor_hint(exc: BuildError) -> str | None:

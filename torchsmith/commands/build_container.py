@@ -18,7 +18,7 @@ from torchsmith import kb as kbmod
 from torchsmith.backends import make_executor
 from torchsmith.backends.base import Executor
 from torchsmith.commands.image import engine_choice
-from torchsmith.commands.plan import load_host
+from torchsmith.commands.spec_args import load_host
 from torchsmith.console import out, print_json
 from torchsmith.container import inside
 from torchsmith.container.engines import EngineChoice
@@ -41,14 +41,14 @@ def plan_of(args: argparse.Namespace, rs: ResolvedSpec) -> InsidePlan:
 
 def print_plan_inside(args: argparse.Namespace, rs: ResolvedSpec) -> int:
     """`torchsmith plan --backend docker` of a source the pipeline fetches inside."""
-    from torchsmith.commands.plan import _print_plan, plan_json, shown
+    from torchsmith.report.plan_view import plan_json, print_plan, shown
 
     ip = plan_of(args, rs)
     base = {"base_image": ip.base.image, "base_reason": ip.base.reason, "runs": "inside"}
     if args.json:
         print_json({**plan_json(ip.plan), "container": base})
         return 0
-    _print_plan(shown(ip.plan))
+    print_plan(shown(ip.plan))
     out.print(f"[bold]base image[/]: {escape(ip.base.image)} ({escape(ip.base.reason)})")
     out.print("[bold]runs[/]: torchsmith runs this plan inside a working container of the image")
     return 0

@@ -16,8 +16,7 @@ from rich.markup import escape
 
 from torchsmith import kb as kbmod
 from torchsmith.backends import make_executor
-from torchsmith.commands.plan import _print_plan, load_host, plan_json, shown
-from torchsmith.commands.spec_args import add_spec_arguments, cli_values
+from torchsmith.commands.spec_args import add_spec_arguments, cli_values, load_host
 from torchsmith.console import out, print_json
 from torchsmith.container import inside, sif
 from torchsmith.container.build import Build, Pull, oci_archive_argv, run_builds
@@ -33,6 +32,7 @@ from torchsmith.container.images import load_images
 from torchsmith.container.planning import ImagePlan, plan_container
 from torchsmith.errors import HostError, Problem, SpecError
 from torchsmith.proc import HOST
+from torchsmith.report.plan_view import plan_json, print_plan, shown
 from torchsmith.spec_sources import ResolvedSpec, resolve_spec
 
 NOT_PROBED = "not asked (--host-facts or --dockerfile-only: no engine is needed for this)"
@@ -127,7 +127,7 @@ def plan_in_container(args: argparse.Namespace, rs: ResolvedSpec) -> int:
         data["container"] |= {"engine_reason": choice.reason if choice else NOT_PROBED}
         print_json(data)
         return 0
-    _print_plan(shown(ip.plan))
+    print_plan(shown(ip.plan))
     _print(ip, choice, None, warnings=False)
     return 0
 

@@ -9,7 +9,7 @@ from typing import Any, get_args
 
 from torchsmith import kb as kbmod
 from torchsmith.atomic import write_text
-from torchsmith.commands.plan import load_host
+from torchsmith.commands.spec_args import load_host
 from torchsmith.console import out
 from torchsmith.errors import UsageError
 from torchsmith.matrix import Emit, check_plans, combinations, default_output, load_matrix, render

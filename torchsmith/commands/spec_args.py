@@ -9,6 +9,8 @@ from pathlib import Path
 from typing import Any, get_args
 
 from torchsmith.errors import Problem, SpecError
+from torchsmith.host import load as host_load
+from torchsmith.host.model import HostFacts
 from torchsmith.planner.support import PIPELINE
 from torchsmith.spec import (
     Backend,
@@ -29,6 +31,11 @@ def _csv(values: list[str] | None) -> tuple[str, ...] | None:
     if not values:
         return None
     return tuple(part for part in _parts(values) if part)
+
+
+def load_host(args: argparse.Namespace) -> HostFacts:
+    """The facts a command plans against: ``--host-facts FILE`` (recorded), else a probe here."""
+    return host_load.load_host(getattr(args, "host_facts", None), os.environ, Path.cwd())
 
 
 def add_spec_arguments(parser: argparse.ArgumentParser) -> None:

@@ -1,83 +1,12 @@
-"""The data of a companion build, as the plan holds it (pure, JSON-serialisable)."""
+"""The data of a companion build, as the plan holds it: defined with the plan
+(:mod:`torchsmith.plan_types`), re-exported here for the companion modules."""
 
-from __future__ import annotations
+from torchsmith.plan_types import (
+    CompanionBuild,
+    CompanionBuildPlan,
+    EnvValue,
+    OwnSource,
+    TorchFacts,
+)
 
-from typing import Literal
-
-from pydantic import BaseModel, ConfigDict, Field
-
-
-class _Frozen(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-class TorchFacts(_Frozen):
-    """The torch companions are built against: the one ``--against`` names, as ``torchsmith
-    inspect`` read it before planning, or (kind ``build``) the torch the same build makes — its
-    wheel file and ``Requires-Dist`` are known once it is published, and the companion step
-    fills them in."""
-
-    kind: Literal["wheel", "python", "build"]
-    location: str = Field(
-        description="the wheel file, or the interpreter; '' for a torch this build makes"
-    )
-    version: str = Field(description="the distribution's metadata version ('2.6.0')")
-    runtime_version: str | None = Field(
-        None, description="torch.__version__ as built into it ('2.6.0+cu124')"
-    )
-    cuda: str | None = Field(description="torch.version.cuda; None for a CPU build")
-    arch_list: list[str] = Field(default_factory=list)
-    cxx11_abi: bool | None
-    abi_evidence: str
-    python: str | None = Field(description="the Python it is for ('3.11')")
-    requires_dist: list[str] = Field(
-        default_factory=list, description="the wheel's own Requires-Dist"
-    )
-
-
-class EnvValue(_Frozen):
-    """One environment variable of a companion's build, with the reason and its source."""
-
-    name: str
-    value: str
-    reason: str
-
-
-class OwnSource(_Frozen):
-    """A companion's own source (``companion_source``) instead of Debian's source package."""
-
-    kind: Literal["path", "tarball"]
-    location: str = Field(description="the directory, or the tarball's URL or file")
-
-
-class CompanionBuild(_Frozen):
-    """One companion: where its source comes from and how it is built."""
-
-    name: str
-    version: str
-    package: str = Field(description="Debian source package, e.g. 'pytorch-vision'")
-    debian_version: str = Field("", description="'' when the companion has its own source")
-    suite: str = ""
-    source: OwnSource | None = Field(
-        None, description="its own source (path/tarball); None: Debian's source package"
-    )
-    env: list[EnvValue]
-    system_packages: list[EnvValue] = Field(
-        default_factory=list,
-        description="Debian/Ubuntu packages its build needs on the machine (name, reason)",
-    )
-    smoke: str = Field(description="what the smoke test checks in a fresh venv")
-    reason: str
-
-
-class CompanionBuildPlan(_Frozen):
-    """The companions of a build: the torch they are built against (``--against``'s, or the one
-    this build makes), and each companion in build order."""
-
-    torch: TorchFacts
-    builds: list[CompanionBuild]
-    max_jobs: int
-    cuda: str | None = Field(
-        None, description="the CUDA their ops are compiled with (the plan's toolkit); None: CPU"
-    )
-    arch_list: str = Field("", description="TORCH_CUDA_ARCH_LIST of their CUDA ops ('' for CPU)")
+__all__ = ["CompanionBuild", "CompanionBuildPlan", "EnvValue", "OwnSource", "TorchFacts"]

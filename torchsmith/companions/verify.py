@@ -5,12 +5,10 @@ fresh venv (the smoke scripts below write their own JPEG, PNG and WAV files)."""
 from __future__ import annotations
 
 import zipfile
-from email.parser import HeaderParser
 from pathlib import Path
 
-from packaging.requirements import InvalidRequirement, Requirement
-
 from torchsmith.errors import VerifyError
+from torchsmith.inspect.meta import torch_requirements
 
 VISION_SMOKE = """
 import json, sys, pathlib
@@ -67,19 +65,6 @@ def metadata(wheel: Path) -> str:
         if len(names) != 1:
             raise VerifyError(f"{wheel.name} has no single METADATA file", "rebuild the wheel")
         return zf.read(names[0]).decode("utf-8", errors="replace")
-
-
-def torch_requirements(metadata_text: str) -> list[Requirement]:
-    """The Requires-Dist entries naming torch."""
-    found = []
-    for text in HeaderParser().parsestr(metadata_text).get_all("Requires-Dist") or []:
-        try:
-            req = Requirement(text)
-        except InvalidRequirement:
-            continue
-        if req.name.lower() == "torch":
-            found.append(req)
-    return found
 
 
 def check_torch_pin(wheel: Path, torch_version: str) -> str:

@@ -7,6 +7,8 @@ import ast
 from dataclasses import dataclass
 from email.parser import HeaderParser
 
+from packaging.requirements import InvalidRequirement, Requirement
+
 
 @dataclass(frozen=True)
 class VersionPy:
@@ -67,3 +69,16 @@ def parse_wheel_meta(wheel_text: str, metadata_text: str) -> WheelMeta:
         name=meta.get("Name"),
         version=meta.get("Version"),
     )
+
+
+def torch_requirements(metadata_text: str) -> list[Requirement]:
+    """The Requires-Dist entries naming torch."""
+    found = []
+    for text in HeaderParser().parsestr(metadata_text).get_all("Requires-Dist") or []:
+        try:
+            req = Requirement(text)
+        except InvalidRequirement:
+            continue
+        if req.name.lower() == "torch":
+            found.append(req)
+    return found

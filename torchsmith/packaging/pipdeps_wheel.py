@@ -1,6 +1,6 @@
-"""``linking.cuda = pip-deps`` applied to a repaired wheel: the official pins (:mod:`.pipdeps`)
-as ``Requires-Dist`` in its METADATA, their RPATH ahead of each ``torch/lib`` library's own
-(patchelf, DT_RPATH), RECORD updated."""
+"""``linking.cuda = pip-deps`` applied to a repaired wheel: the official pins
+(:mod:`torchsmith.kb.pipdeps`) as ``Requires-Dist`` in its METADATA, their RPATH ahead of each
+``torch/lib`` library's own (patchelf, DT_RPATH), RECORD updated."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ import zipfile
 from pathlib import Path
 
 from torchsmith.inspect.elf import read_elf
-from torchsmith.packaging.pipdeps import Pins
-from torchsmith.steps.wheel_rpath import ELF_MAGIC, PatchRun, _rewrite, is_relative
+from torchsmith.kb.pipdeps import Pins
+from torchsmith.packaging.wheel_rpath import ELF_MAGIC, PatchRun, _rewrite, is_relative
 
 LIB_DIR = "torch/lib/"
 

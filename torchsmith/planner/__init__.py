@@ -5,11 +5,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from torchsmith.companions.model import CompanionBuildPlan, TorchFacts
 from torchsmith.errors import PlanError
 from torchsmith.host.model import HostFacts
 from torchsmith.kb import KnowledgeBase
 from torchsmith.plan_model import BuildPlan, CompanionPlan, Decision
+from torchsmith.plan_types import CompanionBuildPlan, TorchFacts
 from torchsmith.planner.archs import resolve_archs
 from torchsmith.planner.buildenv import plan_env
 from torchsmith.planner.cache import cluster_jobs, resolve_cache

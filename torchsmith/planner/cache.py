@@ -11,9 +11,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from torchsmith.cache.model import CachePlan, remote_kind_of
 from torchsmith.plan_model import Decision
+from torchsmith.plan_types import CachePlan, remote_kind_of
 from torchsmith.planner.context import Ctx, decide
+from torchsmith.cache.transport import transport_findings
 from torchsmith.redact import redact_url, url_secrets
 from torchsmith.spec import CacheSpec
 
@@ -117,6 +118,11 @@ def _check(ctx: Ctx, spec: CacheSpec) -> None:
         )
     if spec.cluster:
         _cluster_problems(ctx, spec)
+    for found in transport_findings(spec):  # credentials only over TLS or loopback
+        if found.refused:
+            ctx.problem(found.what, found.fix, found.key)
+        else:
+            ctx.warnings.append(f"{found.what}; {found.fix}")
 
 
 def _none_problems(ctx: Ctx, spec: CacheSpec) -> None:

@@ -11,14 +11,9 @@ from typing import Any
 
 from packaging.version import InvalidVersion, Version
 
-from torchsmith.companions.model import (
-    CompanionBuild,
-    CompanionBuildPlan,
-    EnvValue,
-    TorchFacts,
-)
 from torchsmith.errors import UnknownEntryError
 from torchsmith.plan_model import CompanionPlan, Decision, PlanStep, SourcePlan
+from torchsmith.plan_types import CompanionBuild, CompanionBuildPlan, EnvValue, TorchFacts
 from torchsmith.planner.context import Ctx, decide
 from torchsmith.redact import redact_url
 

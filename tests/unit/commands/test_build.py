@@ -6,7 +6,8 @@ from pathlib import Path
 
 from rich.console import Console
 
-from torchsmith.commands.build import _with_diagnosis, default_cache_root
+from torchsmith.commands.build import _with_diagnosis
+from torchsmith.workspace import default_cache_root
 from torchsmith.errors import BuildError, InterruptError, ToolError
 from torchsmith.report.ninja import parse_status
 from torchsmith.report.progress import PlainProgress, RichProgress

@@ -14,7 +14,7 @@ from tests.unit.steps.conftest import make_plan, make_rig, make_tree
 from tests.unit.steps.test_package import _compiled
 from torchsmith.errors import ToolError
 from torchsmith.steps import package, repair
-from torchsmith.steps.wheel_rpath import (
+from torchsmith.packaging.wheel_rpath import (
     file_record_line,
     foreign,
     patch_command,

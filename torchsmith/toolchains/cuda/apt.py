@@ -20,16 +20,10 @@ from typing import Literal
 from torchsmith import proc
 from torchsmith.hashing import sha256_file
 from torchsmith.host.model import HostFacts
+from torchsmith.planner.toolkit_offers import SUITES, Offer, ProviderName, apt_offer
 from torchsmith.sources.apt import DEBIAN_KEYRING, require_keyring, signed_by
 from torchsmith.toolchains.cuda import cache, debian_layout, layout
-from torchsmith.toolchains.cuda.base import (
-    Offer,
-    PackageRecord,
-    ProvideContext,
-    ProviderName,
-    ToolkitRecord,
-)
-from torchsmith.toolchains.cuda.offers import SUITES, apt_offer
+from torchsmith.toolchains.cuda.base import PackageRecord, ProvideContext, ToolkitRecord
 
 MIRROR = "http://deb.debian.org/debian"
 # CUDA release -> Debian suite whose non-free nvidia-cuda-toolkit packages it:

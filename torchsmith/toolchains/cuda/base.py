@@ -9,17 +9,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal, Protocol
+from typing import Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from torchsmith.host.model import HostFacts
+from torchsmith.planner.toolkit_offers import Offer, ProviderName
 from torchsmith.runner import Runner
-
-ProviderName = Literal["system", "pypi", "apt"]
-# toolkit: nvcc + headers + runtime (can compile); libraries: runtime libraries only (PyPI's
-# -cu11/-cu12 wheels: ptxas and libNVVM, no nvcc); none: cannot supply this version.
-Capability = Literal["toolkit", "libraries", "none"]
 
 
 class _Frozen(BaseModel):
@@ -56,15 +52,6 @@ class ToolkitRecord(_Frozen):
             "CUDACXX": self.nvcc,
             "CUDA_NVCC_EXECUTABLE": self.nvcc,
         }
-
-
-@dataclass(frozen=True)
-class Offer:
-    """What a provider can do for one CUDA version on one host, and why."""
-
-    provider: ProviderName
-    capability: Capability
-    reason: str
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,8 @@ from pydantic import ValidationError
 
 from torchsmith import atomic, lock
 from torchsmith.errors import HostError
-from torchsmith.toolchains.cuda.base import ProviderName, ToolkitRecord
+from torchsmith.planner.toolkit_offers import ProviderName
+from torchsmith.toolchains.cuda.base import ToolkitRecord
 from torchsmith.toolchains.cuda.layout import missing_parts
 
 INFO_FILE = "torchsmith-toolkit.json"

@@ -17,19 +17,15 @@ from packaging.utils import InvalidWheelFilename, parse_wheel_filename
 from torchsmith import proc
 from torchsmith.hashing import sha256_file
 from torchsmith.host.model import HostFacts
-from torchsmith.toolchains.cuda import cache, layout
-from torchsmith.toolchains.cuda.base import (
+from torchsmith.planner.toolkit_offers import (
     Offer,
-    PackageRecord,
-    ProvideContext,
     ProviderName,
-    ToolkitRecord,
-)
-from torchsmith.toolchains.cuda.offers import (
     prefix,
     pypi_offer,
     requirement,
 )
+from torchsmith.toolchains.cuda import cache, layout
+from torchsmith.toolchains.cuda.base import PackageRecord, ProvideContext, ToolkitRecord
 
 _PIP_QUIET = ("--disable-pip-version-check", "--no-input", "-q")
 # Wheels only: an sdist would run its build backend (arbitrary code) at download time.

@@ -11,10 +11,10 @@ from torchsmith.errors import HostError
 from torchsmith.host.cuda import DEBIAN_ROOT
 from torchsmith.host.model import HostFacts
 from torchsmith.host.selection import select_cuda
+from torchsmith.planner.toolkit_offers import Offer, ProviderName, system_offer
 from torchsmith.proc import HOST
 from torchsmith.toolchains.cuda import cache, debian_layout, layout
-from torchsmith.toolchains.cuda.base import Offer, ProvideContext, ProviderName, ToolkitRecord
-from torchsmith.toolchains.cuda.offers import system_offer
+from torchsmith.toolchains.cuda.base import ProvideContext, ToolkitRecord
 
 
 class SystemProvider:

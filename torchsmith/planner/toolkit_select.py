@@ -1,5 +1,5 @@
 """Choosing a toolkit provider for a CUDA version (pure, plan time: only the providers' offers
-of :mod:`.offers`, never the providers themselves), and the refusal that names
+of :mod:`.toolkit_offers`, never the providers themselves), and the refusal that names
 what *could* supply a version none of ours can."""
 
 from __future__ import annotations
@@ -8,8 +8,7 @@ from collections.abc import Sequence
 
 from torchsmith.errors import PlanError, Problem
 from torchsmith.host.model import HostFacts
-from torchsmith.toolchains.cuda.base import Offer, ProviderName
-from torchsmith.toolchains.cuda.offers import OFFERERS
+from torchsmith.planner.toolkit_offers import OFFERERS, Offer, ProviderName
 
 # Where toolkits of any version come from when no provider of ours has it.
 # (torchsmith's own container backend is not carried out yet: planner/support.py)

@@ -6,7 +6,8 @@ and, for every library in ``torch/lib``, the official RPATH entries into
 ``site-packages/nvidia/*/lib`` ahead of its own (DT_RPATH, as the official wheels:
 LD_LIBRARY_PATH does not override it).
 The planner accepts pip-deps only where a record exists (planner/support.py); this module is
-pure data (the planner imports it), the wheel editing is in :mod:`.pipdeps_wheel`."""
+pure data (the planner imports it), the wheel editing is in
+:mod:`torchsmith.packaging.pipdeps_wheel`."""
 
 from __future__ import annotations
 
@@ -54,12 +55,12 @@ class Pins(BaseModel):
 @functools.cache
 def all_pins() -> tuple[Pins, ...]:
     text = (
-        resources.files("torchsmith.packaging").joinpath("data").joinpath(DATA).read_text("utf-8")
+        resources.files("torchsmith.kb").joinpath("data").joinpath(DATA).read_text("utf-8")
     )
     try:
         return tuple(Pins.model_validate(p) for p in tomllib.loads(text)["pins"])
     except (ValidationError, KeyError, tomllib.TOMLDecodeError) as exc:
-        raise KnowledgeBaseError(f"packaging/data/{DATA}: {exc}", "fix the record") from None
+        raise KnowledgeBaseError(f"kb/data/{DATA}: {exc}", "fix the record") from None
 
 
 def pins_for(torch: str | None, cuda: str | None) -> Pins | None:

@@ -1,14 +1,16 @@
 """What each toolkit provider can do for a CUDA version on a host — decided from host facts
 alone, at plan time. Pure: nothing here starts a process (the providers' ``provide`` methods,
-in their own modules, do the downloading). The planner imports this, never the providers."""
+in their own modules, do the downloading). The planner imports this, never the providers; the
+providers (:mod:`torchsmith.toolchains.cuda`) import their offer types from here."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Literal
 
 from torchsmith.host.model import HostFacts
 from torchsmith.host.selection import select_cuda
-from torchsmith.toolchains.cuda.base import Offer, ProviderName
 
 # pypi: NVIDIA's CUDA wheels; from CUDA 13 one `cuda-toolkit` wheel set holds nvcc too
 # (https://pypi.org/project/cuda-toolkit/), 11.x/12.x wheels hold libraries only.
@@ -21,6 +23,21 @@ WHEEL_MACHINES = frozenset({"x86_64", "aarch64"})
 #  https://packages.debian.org/trixie/nvidia-cuda-toolkit: 12.4.131)
 SUITES = {"11.8": "bookworm", "12.4": "trixie"}
 DEBIAN_LIKE = frozenset({"debian", "ubuntu"})
+
+ProviderName = Literal["system", "pypi", "apt"]
+# toolkit: nvcc + headers + runtime (can compile); libraries: runtime libraries only (PyPI's
+# -cu11/-cu12 wheels: ptxas and libNVVM, no nvcc); none: cannot supply this version.
+Capability = Literal["toolkit", "libraries", "none"]
+
+
+@dataclass(frozen=True)
+class Offer:
+    """What a provider can do for one CUDA version on one host, and why."""
+
+    provider: ProviderName
+    capability: Capability
+    reason: str
+
 
 Offerer = Callable[[str, HostFacts], Offer]
 

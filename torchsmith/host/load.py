@@ -1,0 +1,53 @@
+"""The host facts a command plans against: a recorded file (``--host-facts``, written by
+``torchsmith host --json``, for reproducible plans) or a live probe of this machine. A file that
+is not such a record (binary, not UTF-8, not JSON, not host facts) is a usage error naming it."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from torchsmith.errors import UsageError
+from torchsmith.host.model import HostFacts
+
+HINT = "give a file written by `torchsmith host --json` (or leave --host-facts out to probe here)"
+SHOWN_ERRORS = 3
+
+
+def _refused(path: Path, why: str) -> UsageError:
+    return UsageError(f"--host-facts {path}: {why}", HINT)
+
+
+def _validation(exc: ValidationError) -> str:
+    """The first few problems, by field, without echoing the file's content."""
+    errors = exc.errors(include_url=False, include_input=False)
+    parts = [f"{'.'.join(map(str, e['loc'])) or 'the file'}: {e['msg']}" for e in errors]
+    more = f" (+{len(parts) - SHOWN_ERRORS} more)" if len(parts) > SHOWN_ERRORS else ""
+    return "; ".join(parts[:SHOWN_ERRORS]) + more
+
+
+def read_recorded(path: Path) -> HostFacts:
+    """The facts recorded in ``path``; :class:`UsageError` for anything else."""
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise _refused(path, f"cannot read it ({exc.strerror or exc})") from None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise _refused(path, f"not a text file (byte {exc.start} is not UTF-8)") from None
+    try:
+        return HostFacts.model_validate_json(text)
+    except ValidationError as exc:
+        raise _refused(path, f"not recorded host facts ({_validation(exc)})") from None
+
+
+def load_host(recorded: Path | None, env: Mapping[str, str], cwd: Path) -> HostFacts:
+    """``recorded``'s facts, or (None) a probe of this machine with ``env`` from ``cwd``."""
+    if recorded is not None:
+        return read_recorded(recorded)
+    from torchsmith.host.probe import probe_host  # starts processes: only when probing
+
+    return probe_host(dict(env), cwd)

@@ -1,0 +1,90 @@
+"""How a plan is shown: the JSON that ``torchsmith plan --json`` prints (URL credentials
+redacted) and the tables a person reads. Shared by ``plan``, ``build --backend docker`` and
+``image``; commands only call these."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.markup import escape
+from rich.table import Table
+
+from torchsmith.console import out, print_table, table
+from torchsmith.plan_model import BuildPlan, Decision
+from torchsmith.redact import redact_data
+
+
+def plan_json(plan: BuildPlan) -> dict[str, Any]:
+    """The plan as printed: URL credentials redacted (the hash does not depend on them)."""
+    data: dict[str, Any] = redact_data(plan.model_dump(mode="json"))
+    data["plan_hash"] = plan.plan_hash()
+    return data
+
+
+def shown(plan: BuildPlan) -> BuildPlan:
+    """``plan`` with URL credentials redacted, for printing."""
+    return BuildPlan.model_validate(redact_data(plan.model_dump(mode="json")))
+
+
+def _decisions_table(plan: BuildPlan) -> Table:
+    grid = table(f"torchsmith plan {plan.plan_hash()}", "what", "value", "from", "why")
+    rows: list[tuple[str, Decision[Any]]] = [
+        ("torch", plan.torch), ("python", plan.python), ("cuda", plan.cuda),
+        ("toolkit", plan.toolkit), ("compiler", plan.compiler), ("archs", plan.archs),
+        ("frontend", plan.frontend), ("max_jobs", plan.max_jobs),
+        ("max_jobs (nvcc)", plan.max_jobs_cuda), ("disk (GB)", plan.disk_gb),
+        ("cache", plan.cache),
+    ]  # fmt: skip
+    rows += [(f"feature {k}", d) for k, d in plan.features.items() if d.value is not None]
+    rows += [(f"link {k}", d) for k, d in plan.linking.items() if d.value is not None]
+    for name, d in rows:
+        value = ";".join(d.value) if isinstance(d.value, list) else d.value
+        shown = "—" if value is None else str(value)
+        grid.add_row(escape(name), escape(shown), d.origin, escape(d.reason))
+    return grid
+
+
+def print_plan(plan: BuildPlan) -> None:
+    """The plan as a person reads it: source, decisions with reasons, environment, fixes, steps."""
+    src = plan.source
+    ref = f" {src.ref}" if src.ref and src.ref != src.location else ""  # a bundle: ref == path
+    out.print(f"[bold]source[/]: {escape(f'{src.kind} {src.location}{ref}')}")
+    for comp in plan.companions:
+        out.print(f"[bold]{comp.name}[/] {escape(f'{comp.version} ({comp.reason})')}")
+    print_table(_decisions_table(plan))
+    if plan.cache_setup is not None:  # where the cache stores, level by level (not hashed)
+        out.print(f"[bold]compiler cache[/]: {escape(plan.cache_setup.reason)}")
+    if plan.companion_build is not None:  # torch is not built: only the companions' settings
+        _print_companion_builds(plan)
+        return
+    env = table("environment", "variable", "value", "why")
+    for setting in plan.env:
+        env.add_row(escape(setting.name), escape(setting.value), escape(setting.reason))
+    print_table(env)
+    for fix in plan.fixes:
+        out.print(f"[bold]fix {fix.id}[/] ({fix.action}): {escape(fix.title)}")
+        out.print(f"  {fix.explanation}\n  source: {fix.source}", markup=False)
+    out.print("[bold]steps[/]: " + " → ".join(s.label for s in plan.steps))
+    for warning in plan.warnings:
+        out.print(f"[yellow]warning:[/] {escape(warning)}")
+
+
+def _print_companion_builds(plan: BuildPlan) -> None:
+    build = plan.companion_build
+    assert build is not None
+    torch = build.torch
+    abi = f"C++11 ABI {torch.cxx11_abi} ({torch.abi_evidence})"
+    out.print(
+        f"[bold]against[/]: {escape(f'torch {torch.runtime_version} {torch.location}; {abi}')}"
+    )
+    for comp in build.builds:
+        grid = table(f"{comp.name} {comp.version}: {comp.reason}", "variable", "value", "why")
+        for v in comp.env:
+            grid.add_row(escape(v.name), escape(v.value), escape(v.reason))
+        print_table(grid)
+        for pkg in comp.system_packages:
+            out.print(f"  needs {escape(pkg.name)} ({escape(pkg.value)}): {escape(pkg.reason)}")
+        out.print(f"  smoke test: {escape(comp.smoke)}")
+    out.print("[bold]steps[/]: " + " → ".join(s.label for s in plan.steps))
+    for warning in plan.warnings:
+        out.print(f"[yellow]warning:[/] {escape(warning)}")
