@@ -18,7 +18,8 @@ from pydantic import (
     model_validator,
 )
 
-from torchsmith.plan_types import CachePlan, CompanionBuildPlan
+from torchsmith.cache.model import CachePlan
+from torchsmith.companions.model import CompanionBuildPlan
 from torchsmith.redact import redact_data
 from torchsmith.spec import Backend, CacheKind, Linkage
 
@@ -38,11 +39,11 @@ StepName = Literal[
     "publish",
     "conda",
     "install",
-    "companion",
 ]
 """The steps the pipeline carries out, in the order they may appear in a plan. Work that happens
 inside a step (git submodules inside ``fetch``, ATen code generation inside ``configure`` and
-``compile``) is not a step of its own."""
+``compile``) is not a step of its own. A companion's steps are the same kinds with a subject
+(:attr:`PlanStep.subject`)."""
 
 
 class _Frozen(BaseModel):
@@ -112,6 +113,24 @@ class SourcePlan(_Frozen):
 class PlanStep(_Frozen):
     name: StepName
     what: str
+    subject: str | None = Field(
+        None, description="the companion the step is for ('torchvision'); None: torch's own"
+    )
+
+    @model_serializer(mode="wrap")
+    def _drop_absent_subject(
+        self, handler: SerializerFunctionWrapHandler, info: SerializationInfo
+    ) -> dict[str, object]:
+        """A step of torch's own dumps as before the field existed."""
+        data: dict[str, object] = handler(self)
+        if data.get("subject", 0) is None:
+            del data["subject"]
+        return data
+
+    @property
+    def label(self) -> str:
+        """``compile``, or ``torchvision-compile`` for a companion's (its stage and marker)."""
+        return self.name if self.subject is None else f"{self.subject}-{self.name}"
 
 
 class BuildPlan(_Frozen):

@@ -13,6 +13,7 @@ from rich.table import Table
 
 from torchsmith.console import err, print_json, print_table, shown, table
 from torchsmith.errors import UsageError
+from torchsmith.inspect.companion import is_companion
 from torchsmith.interpreter import invocable
 from torchsmith.report.progress import make_reporter
 from torchsmith.verify import SmokeOptions, Verdict, load_plan, verify_artifact
@@ -25,10 +26,11 @@ _WARN = "[yellow]warn[/]"
 
 
 def verdict_table(verdict: Verdict) -> Table:
-    grid = table(
-        f"verify {shown(verdict.artifact)}", "check", "result", "expected", "found", "detail"
-    )
-    rows: list[Check] = [*verdict.checks, *verdict.smoke]
+    return checks_table(verdict.artifact, [*verdict.checks, *verdict.smoke])
+
+
+def checks_table(artifact: str, rows: list[Check]) -> Table:
+    grid = table(f"verify {shown(artifact)}", "check", "result", "expected", "found", "detail")
     for check in rows:
         secs = f" ({check.seconds:.1f} s)" if check.seconds is not None else ""
         mark = _WARN if check.ok is False and check.severity == "warning" else _MARK[check.ok]
@@ -47,9 +49,27 @@ def _smoke(args: argparse.Namespace, workdir: Path) -> SmokeOptions | None:
     )
 
 
+def _companion(args: argparse.Namespace) -> int:
+    """A companion wheel (torchvision, torchaudio) against the manifest of its build."""
+    from torchsmith.companions.manifest_check import raise_if_failed, verify_companion
+
+    wheel, manifest = Path(args.wheel), Path(args.plan)
+    check_wheel_manifest(wheel, manifest)
+    checks = verify_companion(wheel, manifest)
+    if args.json:
+        rows = [c.model_dump() for c in checks]
+        print_json({"artifact": str(wheel), "checks": rows, "passed": all(c.ok for c in checks)})
+    else:
+        print_table(checks_table(str(wheel), checks))
+    raise_if_failed(wheel, checks)
+    return 0
+
+
 def _handler(args: argparse.Namespace) -> int:
     if (args.wheel is None) == (args.python is None):
         raise UsageError("give either a wheel file or --python PATH", "torchsmith verify --help")
+    if args.wheel and is_companion(Path(args.wheel)):
+        return _companion(args)
     plan = load_plan(Path(args.plan))
     if args.wheel:
         check_wheel_manifest(Path(args.wheel), Path(args.plan))
@@ -78,7 +98,9 @@ def _handler(args: argparse.Namespace) -> int:
 
 def register(sub: Any) -> None:
     parser = sub.add_parser("verify", help="check a wheel or installation against its plan")
-    parser.add_argument("wheel", nargs="?", help="the torch wheel to verify")
+    parser.add_argument(
+        "wheel", nargs="?", help="the torch wheel to verify (or a companion's: torchvision…)"
+    )
     parser.add_argument("--python", help="verify the torch this interpreter imports instead")
     parser.add_argument("--plan", required=True, help="plan JSON or build manifest JSON")
     parser.add_argument("--no-smoke", action="store_true", help="static checks only")

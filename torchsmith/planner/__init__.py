@@ -5,19 +5,25 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from torchsmith.companions.model import CompanionBuildPlan, TorchFacts
 from torchsmith.errors import PlanError
 from torchsmith.host.model import HostFacts
 from torchsmith.kb import KnowledgeBase
-from torchsmith.plan_model import BuildPlan, CompanionPlan, Decision
-from torchsmith.plan_types import CompanionBuildPlan, TorchFacts
+from torchsmith.plan_model import (
+    BuildPlan,
+    CompanionPlan,
+    Decision,
+    PlannedFix,
+    PlanStep,
+    SourcePlan,
+)
 from torchsmith.planner.archs import resolve_archs
 from torchsmith.planner.buildenv import plan_env
 from torchsmith.planner.cache import cluster_jobs, resolve_cache
+from torchsmith.planner.companion_steps import companion_steps
 from torchsmith.planner.companions import (
     against_python,
     against_source,
-    against_steps,
-    built_steps,
     built_torch,
     one_run_ok,
     plan_companion_builds,
@@ -119,22 +125,23 @@ def _plan(ctx: Ctx, can: Capabilities, against: TorchFacts | None = None) -> Bui
         install_python=spec.install_python,
         backend=spec.backend,
         companion_build=build,
-        steps=against_steps(build, toolkit.value)
-        if build and against
-        else plan_steps(
-            StepInputs(
-                source,
-                cuda.value,
-                toolkit.value,
-                fixes,
-                list(spec.targets),
-                list(spec.outputs),
-                spec.install_python,
-            )
-        )
-        + (built_steps(build) if build else []),
+        steps=_steps(ctx, build, against, (source, cuda.value, toolkit.value, fixes)),
         warnings=ctx.warnings,
     )
+
+
+def _steps(
+    ctx: Ctx,
+    build: CompanionBuildPlan | None,
+    against: TorchFacts | None,
+    torch: tuple[SourcePlan, str | None, str | None, list[PlannedFix]],
+) -> list[PlanStep]:
+    """torch's own steps (none with ``--against``), then each companion's."""
+    spec, outputs = ctx.spec, [str(o) for o in ctx.spec.outputs]
+    if build is not None and against is not None:
+        return companion_steps(build, outputs, torch[2])
+    inputs = StepInputs(*torch, list(spec.targets), outputs, spec.install_python)
+    return plan_steps(inputs) + (companion_steps(build, outputs) if build else [])
 
 
 def _disk(

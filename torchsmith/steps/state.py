@@ -5,11 +5,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from torchsmith.cache import CacheStats, CompilerCache
 from torchsmith.errors import InternalError
 from torchsmith.sources.base import SourceTree
+
+if TYPE_CHECKING:
+    from torchsmith.steps.companion.run import CompanionRun
 
 T = TypeVar("T")
 
@@ -83,6 +86,8 @@ class BuildState:
     manifest_paths: list[Path] = field(default_factory=list)
     artifacts: list[dict[str, Any]] = field(default_factory=list)
     executed: list[str] = field(default_factory=list)
+    companions: CompanionRun | None = None
+    """The companions' part of the run (made by their first environment step)."""
 
     def need_fetched(self) -> SourceTree:
         return _need(self.fetched, "the fetched source", "fetch")

@@ -57,7 +57,15 @@ def test_the_plan_takes_torch_from_the_inspected_wheel() -> None:
     assert p.torch.value == "2.6.0" and p.torch.origin == "host"
     assert "2.6.0+cu124" in p.torch.reason
     assert p.python.value == "3.11"
-    assert [s.name for s in p.steps] == ["companion"]
+    assert [s.name for s in p.steps] == [
+        "environment",
+        "fetch",
+        "compile",
+        "repair",
+        "verify",
+        "publish",
+    ]
+    assert {s.subject for s in p.steps} == {"torchvision"}
     build = p.companion_build
     assert build is not None and build.torch.cuda == "12.4"
     [vision] = build.builds
@@ -110,7 +118,12 @@ def test_a_cuda_torch_needs_an_explicit_cpu_for_cpu_only_companions() -> None:
 
 def test_companion_cuda_ops_get_a_toolkit_step_and_the_plans_archs() -> None:
     p = plan(companions=("torchvision", "torchaudio"), accelerator="12.4", gpus=("8.6", "9.0"))
-    assert [s.name for s in p.steps] == ["toolchain", "companion"]
+    assert [s.label for s in p.steps][:3] == [
+        "toolchain",
+        "torchvision-environment",
+        "torchvision-fetch",
+    ]
+    assert [s.subject for s in p.steps].count("torchaudio") == 6
     assert p.cuda.value == "12.4" and p.toolkit.value is not None
     build = p.companion_build
     assert build is not None and (build.cuda, build.arch_list) == ("12.4", "8.6;9.0")
@@ -159,7 +172,14 @@ def test_an_interpreter_torch_is_planned_and_built_against() -> None:
     )
     cli = {"against": "python:/venv/bin/python", "companions": ("torchvision",)}
     p = plan(facts, **cli)
-    assert [s.name for s in p.steps] == ["companion"]
+    assert [s.name for s in p.steps] == [
+        "environment",
+        "fetch",
+        "compile",
+        "repair",
+        "verify",
+        "publish",
+    ]
     build = p.companion_build
     assert build is not None and build.torch.kind == "python"
     assert build.torch.location == "/venv/bin/python"

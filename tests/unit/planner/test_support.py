@@ -101,6 +101,16 @@ def test_companions_of_a_torch_build_from_git_are_refused() -> None:
     assert "Debian packages known" not in text  # not the wrong cause
 
 
+VISION_STEPS = [
+    "torchvision-environment",
+    "torchvision-fetch",
+    "torchvision-compile",
+    "torchvision-repair",
+    "torchvision-verify",
+    "torchvision-publish",
+]
+
+
 def real_plan(**cli: Any) -> BuildPlan:
     host = HostFacts.model_validate_json(HOST.read_text())
     return resolve(resolve_spec(cli=cli), kb.load(), host)
@@ -108,7 +118,8 @@ def real_plan(**cli: Any) -> BuildPlan:
 
 def test_torch_and_its_companions_in_one_run() -> None:
     p = real_plan(torch="1.13.1", accelerator="cpu", source="debian", companions=("torchvision",))
-    assert [s.name for s in p.steps][-3:] == ["verify", "publish", "companion"]
+    labels = [s.label for s in p.steps]
+    assert labels[labels.index("publish") + 1 :] == VISION_STEPS
     build = p.companion_build
     assert build is not None and build.torch.kind == "build" and build.torch.location == ""
     assert (build.torch.version, build.torch.python) == ("1.13.1", p.python.value)
@@ -175,8 +186,9 @@ def test_plans_written_before_system_python_keep_debians_python3() -> None:
 def test_one_run_companions_with_cuda_get_the_torchs_toolkit_and_archs() -> None:
     one = {"torch": "1.13.1", "source": "debian", "companions": ("torchvision",)}
     p = real_plan(accelerator="11.8", gpus=("8.6",), **one)
-    names = [s.name for s in p.steps]
-    assert names.index("toolchain") < names.index("companion") == len(names) - 1
+    labels = [s.label for s in p.steps]
+    assert labels.index("toolchain") < labels.index("torchvision-compile")
+    assert labels[-len(VISION_STEPS) :] == VISION_STEPS and labels.count("toolchain") == 1
     build = p.companion_build
     assert build is not None and (build.cuda, build.arch_list) == ("11.8", p.arch_list)
     assert build.torch.cuda == "11.8"

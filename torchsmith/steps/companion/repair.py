@@ -1,0 +1,133 @@
+"""A companion's ``repair`` step: what the torch wheel gets, its wheel gets — auditwheel grafts
+the system libraries it links (libjpeg, libpng for torchvision's image decoders) into
+``<name>.libs/`` behind ``$ORIGIN`` RPATHs and gives it the manylinux tag it measures; every
+RPATH entry left that names the build machine (the build venv's or a pyenv lib dir) is removed.
+torch's own libraries stay external (the companion loads the torch it was built against: its
+torch/lib/ sonames are ``--exclude``-d), and so do the driver and, for CUDA ops, the toolkit's
+libraries, as for torch. Reruns reuse the repaired wheel of the same compiled wheel."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+from torchsmith.errors import BuildError, ToolError
+from torchsmith.hashing import sha256_file
+from torchsmith.steps.wheel_rpath import PatchRun, scrub_wheel
+from torchsmith.steps.companion.build import marker
+from torchsmith.steps.companion.run import need, need_run, root
+from torchsmith.steps.context import BuildContext
+from torchsmith.steps.repair import (
+    LINUX_TAG,
+    RepairTools,
+    excluded_sonames,
+    missing_library,
+    not_located_error,
+    repair_command,
+    repair_tools,
+    too_new_for_manylinux,
+    tool_env,
+    tool_versions,
+)
+from torchsmith.steps.state import BuildState
+
+
+def excluded(ctx: BuildContext, torch_libs: frozenset[str]) -> list[str]:
+    """The driver's (and with CUDA ops the toolkit's) sonames, as for torch, and torch's own
+    libraries (torch/lib/ of the torch the companion was built against)."""
+    return [*excluded_sonames(ctx.plan), *sorted(torch_libs)]
+
+
+def _auditwheel(
+    ctx: BuildContext, stage: str, argv: list[str], tools: RepairTools, env: dict[str, str]
+) -> None:
+    ctx.executor.run(argv, env=tool_env(env, tools), log_path=ctx.log(stage))
+
+
+def auditwheel(
+    ctx: BuildContext, stage: str, wheel: Path, out: Path, skip: list[str], *, env: dict[str, str]
+) -> str:
+    """``auditwheel repair`` into ``out``; the policy it ran with ('auto', or linux_x86_64
+    when the glibc floor is newer than every manylinux policy)."""
+    tools = repair_tools()
+    try:
+        _auditwheel(ctx, stage, repair_command(tools.python, wheel, out, skip), tools, env)
+    except ToolError as exc:
+        missing = missing_library(exc)
+        if missing is not None:
+            raise not_located_error(missing, exc) from exc
+        if not too_new_for_manylinux(exc):
+            raise
+        ctx.reporter.message(f"{stage}: the glibc floor is newer than every manylinux policy")
+        argv = repair_command(tools.python, wheel, out, skip, LINUX_TAG)
+        _auditwheel(ctx, stage, argv, tools, env)
+        return LINUX_TAG
+    return "auto"
+
+
+def platform_tag(wheel: Path) -> str:
+    """'torchvision-0.21.0-cp311-cp311-manylinux_2_34_x86_64.whl' -> its platform tag(s)."""
+    return wheel.name.removesuffix(".whl").split("-")[-1]
+
+
+def only_wheel(out: Path) -> Path:
+    wheels = sorted(out.glob("*.whl"))
+    if len(wheels) != 1:
+        raise BuildError(
+            f"auditwheel left {len(wheels)} wheels in {out} (expected one)",
+            "read the repair log; run the same command again",
+        )
+    return wheels[0]
+
+
+def repair(
+    ctx: BuildContext, stage: str, wheel: Path, skip: list[str], env: dict[str, str]
+) -> tuple[Path, dict[str, Any]]:
+    """The repaired wheel (in the companion's own directory) and what the repair did."""
+    out, start = root(ctx) / stage.removesuffix("-repair") / "repaired", time.monotonic()
+    out.mkdir(parents=True, exist_ok=True)
+    for old in out.glob("*.whl"):
+        old.unlink()
+    with ctx.stage(stage, f"{wheel.name}: auditwheel, $ORIGIN RPATHs"):
+        policy = auditwheel(ctx, stage, wheel, out, skip, env=env)
+        repaired = only_wheel(out)
+        tools = repair_tools()
+        patch = PatchRun(ctx.executor, str(tools.patchelf), tool_env(env, tools), ctx.log(stage))
+        scrubbed = scrub_wheel(repaired, patch)
+    return repaired, {
+        "tools": tool_versions(),
+        "policy": policy,
+        "tag": platform_tag(repaired),
+        "wheel": repaired.name,
+        "excluded": skip,
+        "rpath_scrubbed": scrubbed,
+        "bytes_before": wheel.stat().st_size,
+        "bytes_after": repaired.stat().st_size,
+        "seconds": round(time.monotonic() - start, 2),
+    }
+
+
+def _reused(ctx: BuildContext, stage: str, built: str) -> tuple[Path, dict[str, Any]] | None:
+    done = marker(ctx, stage)
+    wheel = Path(done.get("repaired", ""))
+    if done.get("from_sha256") != built or not wheel.is_file():
+        return None
+    ctx.reporter.message(f"{stage}: repaired by an earlier run, {wheel}")
+    return wheel, done["record"]
+
+
+def run(ctx: BuildContext, state: BuildState, subject: str) -> None:
+    """Step ``repair`` of companion ``subject``: its wheel becomes the repaired one."""
+    run_ = need_run(state)
+    made, stage = run_.of(subject), f"{subject}-repair"
+    built = need(made.built, "the compiled wheel", "compile")
+    digest = sha256_file(built)
+    again = _reused(ctx, stage, digest)
+    if again is None:
+        skip = excluded(ctx, run_.env.source.libs)
+        again = repair(ctx, stage, built, skip, run_.env.base)
+        done = {"from_sha256": digest, "repaired": str(again[0]), "record": again[1]}
+        ctx.workspace.mark_done(stage, done)
+    made.wheel, made.repair = again
+    ctx.reporter.message(f"{stage}: {made.wheel.name} ({made.repair['bytes_after']} bytes)")
