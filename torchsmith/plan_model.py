@@ -18,8 +18,7 @@ from pydantic import (
     model_validator,
 )
 
-from torchsmith.cache.model import CachePlan
-from torchsmith.companions.model import CompanionBuildPlan
+from torchsmith.plan_types import CachePlan, CompanionBuildPlan
 from torchsmith.redact import redact_data
 from torchsmith.spec import Backend, CacheKind, Linkage
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from torchsmith.companions.model import CompanionBuildPlan, TorchFacts
 from torchsmith.errors import PlanError
 from torchsmith.host.model import HostFacts
 from torchsmith.kb import KnowledgeBase
@@ -17,6 +16,7 @@ from torchsmith.plan_model import (
     PlanStep,
     SourcePlan,
 )
+from torchsmith.plan_types import CompanionBuildPlan, TorchFacts
 from torchsmith.planner.archs import resolve_archs
 from torchsmith.planner.buildenv import plan_env
 from torchsmith.planner.cache import cluster_jobs, resolve_cache

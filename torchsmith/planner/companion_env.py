@@ -3,7 +3,7 @@ with its reason and source, and the distribution packages its build needs. Pure.
 
 from __future__ import annotations
 
-from torchsmith.companions.model import EnvValue, TorchFacts
+from torchsmith.plan_types import EnvValue, TorchFacts
 
 VISION = "pytorch/vision@v{v}:setup.py"
 AUDIO = "pytorch/audio@v{v}:tools/setup_helpers/extension.py"

@@ -6,7 +6,7 @@ verify, publish and, with ``--output conda``, conda. Pure."""
 from __future__ import annotations
 
 from torchsmith.plan_model import PlanStep
-from torchsmith.companions.model import CompanionBuild, CompanionBuildPlan, TorchFacts
+from torchsmith.plan_types import CompanionBuild, CompanionBuildPlan, TorchFacts
 from torchsmith.redact import redact_url
 
 

@@ -13,7 +13,7 @@ from packaging.version import InvalidVersion, Version
 
 from torchsmith.errors import UnknownEntryError
 from torchsmith.plan_model import CompanionPlan, Decision, SourcePlan
-from torchsmith.companions.model import CompanionBuild, CompanionBuildPlan, TorchFacts
+from torchsmith.plan_types import CompanionBuild, CompanionBuildPlan, TorchFacts
 from torchsmith.planner.companion_env import companion_env, system_packages
 from torchsmith.planner.context import Ctx, decide
 from torchsmith.redact import redact_url

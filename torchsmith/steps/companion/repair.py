@@ -14,7 +14,7 @@ from typing import Any
 
 from torchsmith.errors import BuildError, ToolError
 from torchsmith.hashing import sha256_file
-from torchsmith.steps.wheel_rpath import PatchRun, scrub_wheel
+from torchsmith.packaging.wheel_rpath import PatchRun, scrub_wheel
 from torchsmith.steps.companion.build import marker
 from torchsmith.steps.companion.run import need, need_run, root
 from torchsmith.steps.context import BuildContext
