@@ -10,7 +10,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from torchsmith.report.analysis import ReportData, edge_group
+from torchsmith.report.analysis import ReportData, cache_counts, edge_group
 from torchsmith.report.ninja_log import NinjaEdge
 
 
@@ -94,7 +94,8 @@ def features_rule(data: ReportData) -> list[Advice]:
 
 def cache_rule(data: ReportData) -> list[Advice]:
     record = (data.inputs.manifest or {}).get("compiler_cache") or {}
-    kind, hits, misses = record.get("kind"), record.get("hits"), record.get("misses")
+    counts = cache_counts(data.inputs.manifest) or {}  # what the cache table shows
+    kind, hits, misses = record.get("kind"), counts.get("hits"), counts.get("misses")
     if data.inputs.manifest is not None and kind in (None, "none"):
         return [
             Advice(

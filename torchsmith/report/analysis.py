@@ -70,17 +70,29 @@ def slowest(edges: Sequence[NinjaEdge], count: int = 20) -> list[NinjaEdge]:
 
 
 def stage_times(manifest: dict[str, Any] | None) -> dict[str, float]:
-    stages = (manifest or {}).get("stages") or {}
-    return {str(k): float(v) for k, v in stages.items()}
+    """Seconds per stage over every run of the workspace (``stages_all_runs``: a resumed
+    build's earlier runs too), else the manifest's own run's."""
+    this_run = (manifest or {}).get("stages") or {}
+    every_run = (manifest or {}).get("stages_all_runs") or {}
+    return {str(k): float(v) for k, v in {**this_run, **every_run}.items()}
 
 
-def cache_by_stage(manifest: dict[str, Any] | None) -> dict[str, dict[str, Any]]:
-    """Compiler-cache counts per stage. Only the compile stage is measured (torchsmith reads the
-    cache's statistics around it); other stages are listed with no numbers."""
+def cache_counts(manifest: dict[str, Any] | None) -> dict[str, Any] | None:
+    """The compiler cache's counts of the compile (torchsmith reads the cache's statistics
+    around it), or None when the manifest records none. The cache table and the cache advice
+    both read this, so they never disagree."""
     record = dict((manifest or {}).get("compiler_cache") or {})
-    rows: dict[str, dict[str, Any]] = {}
-    for stage in stage_times(manifest):
-        rows[stage] = record if stage == "compile" else {"kind": record.get("kind")}
+    counted = isinstance(record.get("hits"), int) and isinstance(record.get("misses"), int)
+    return record if counted else None
+
+
+def cache_by_stage(manifest: dict[str, Any] | None) -> dict[str, dict[str, Any] | None]:
+    """Compiler-cache counts per stage: the compile's (a row of its own even when the stage
+    list lacks it), None for the stages the cache is not measured around."""
+    counts = cache_counts(manifest)
+    rows: dict[str, dict[str, Any] | None] = dict.fromkeys(stage_times(manifest))
+    if counts is not None or "compile" in rows:
+        rows["compile"] = counts
     return rows
 
 

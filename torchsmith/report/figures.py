@@ -26,7 +26,8 @@ def stages_figure(data: ReportData) -> go.Figure | None:
         return None
     fig = go.Figure(go.Bar(x=list(stages.values()), y=list(stages), orientation="h"))
     fig.update_xaxes(title="seconds")
-    return _layout(fig, "Stage times (manifest)", 120 + 30 * len(stages))
+    title = "Stage times, every run of the workspace (manifest)"
+    return _layout(fig, title, 120 + 30 * len(stages))
 
 
 def _lane_trace(group: str, edges: Sequence[NinjaEdge], slots: Sequence[int]) -> go.Bar:
@@ -55,7 +56,7 @@ def timeline_figure(data: ReportData) -> go.Figure | None:
                 _lane_trace(group, [edges[i] for i in chosen], [slots[i] for i in chosen])
             )
     fig.update_layout(barmode="overlay")
-    fig.update_xaxes(title="seconds since ninja started")
+    fig.update_xaxes(title="seconds of ninja work (a resumed build's runs end to end)")
     fig.update_yaxes(categoryorder="category descending")
     lanes = max(slots) + 1
     return _layout(fig, "Timeline of parallel ninja jobs (.ninja_log)", 160 + 40 * lanes)
@@ -82,7 +83,7 @@ def jobs_figure(data: ReportData) -> go.Figure | None:
     limit = data.utilisation.job_limit
     if limit:
         fig.add_hline(y=limit, line_dash="dash", annotation_text=f"job limit {limit}")
-    fig.update_xaxes(title="seconds since ninja started")
+    fig.update_xaxes(title="seconds of ninja work (a resumed build's runs end to end)")
     fig.update_yaxes(title="jobs", rangemode="tozero")
     return _layout(fig, "Jobs running versus the job limit", 320)
 

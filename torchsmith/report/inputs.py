@@ -14,16 +14,19 @@ from pathlib import Path
 from typing import Any
 
 from torchsmith.errors import UsageError
-from torchsmith.report.ninja_log import NinjaEdge, parse_runs
+from torchsmith.report.ninja_log import NinjaEdge, building_runs, end_to_end, parse_runs
 
 
 @dataclass(frozen=True)
 class ReportInputs:
-    """The manifest (None when absent), the last ninja run's edges, and where they came from."""
+    """The manifest (None when absent), the edges of every ninja run that built something (a
+    resumed build's runs end to end; setup.py's trailing install run left out), how many runs
+    the log holds and how many are shown, and where they came from."""
 
     manifest: dict[str, Any] | None
     edges: list[NinjaEdge]
-    earlier_runs: int
+    runs_in_log: int
+    runs_shown: int
     manifest_path: Path | None
     ninja_log: Path | None
     missing: list[str] = field(default_factory=list)
@@ -85,10 +88,12 @@ def load_inputs(path: Path) -> ReportInputs:
             "pass the workspace of a build (its path is printed by `torchsmith build`)",
         )
     runs = parse_runs(log.read_text(encoding="utf-8", errors="replace")) if log else []
+    shown = building_runs(runs)
     return ReportInputs(
         manifest=manifest,
-        edges=runs[-1] if runs else [],
-        earlier_runs=max(len(runs) - 1, 0),
+        edges=end_to_end(shown),
+        runs_in_log=len(runs),
+        runs_shown=len(shown),
         manifest_path=manifest_path,
         ninja_log=log,
         missing=_missing(manifest, log),

@@ -10,13 +10,17 @@ writes the Chrome trace event format (``ph: X`` complete events, one ``tid`` per
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from torchsmith.errors import UsageError
 
 TRACE_OUTPUTS = 20  # outputs listed per trace event (ATen's codegen edge writes thousands)
+# CMake's utility targets (install, install/local, edit_cache, rebuild_cache, list_install_
+# components): what setup.py's trailing `cmake --build . --target install` run does, no building.
+_UTILITY = re.compile(r"^CMakeFiles/[\w.-]+\.util$")
 
 
 @dataclass(frozen=True)
@@ -79,6 +83,31 @@ def _edges(run: dict[tuple[int, int, str], list[str]]) -> list[NinjaEdge]:
         NinjaEdge(start / 1000, end / 1000, tuple(outputs), cmdhash)
         for (start, end, cmdhash), outputs in run.items()
     ]
+
+
+def is_utility(edge: NinjaEdge) -> bool:
+    """Every output is a CMake utility target (``CMakeFiles/install.util``): nothing built."""
+    return all(_UTILITY.match(output) for output in edge.outputs)
+
+
+def building_runs(runs: Sequence[list[NinjaEdge]]) -> list[list[NinjaEdge]]:
+    """The runs that built something, oldest first; setup.py's trailing install run (one
+    ``CMakeFiles/install.util`` edge) is left out. A log whose runs all only ran utility
+    targets keeps its last run."""
+    built = [run for run in runs if not all(is_utility(e) for e in run)]
+    return built or list(runs[-1:])
+
+
+def end_to_end(runs: Sequence[list[NinjaEdge]]) -> list[NinjaEdge]:
+    """The edges of several runs on one time axis, each run starting where the one before
+    ended (the log holds no time between runs: the gaps are left out, the work is not)."""
+    edges: list[NinjaEdge] = []
+    offset = 0.0
+    for run in runs:
+        shift = offset - min(e.start for e in run) if edges else 0.0
+        edges += [replace(e, start=e.start + shift, end=e.end + shift) for e in run]
+        offset = max(e.end for e in edges)
+    return edges
 
 
 def assign_slots(edges: Sequence[NinjaEdge]) -> list[int]:

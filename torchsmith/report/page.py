@@ -11,7 +11,7 @@ from typing import Any
 import plotly.graph_objects as go
 
 from torchsmith.report.advice import Advice
-from torchsmith.report.analysis import ReportData, cache_by_stage
+from torchsmith.report.analysis import ReportData, cache_by_stage, edge_group, stage_times
 from torchsmith.report.inputs import peak_rss_mib
 
 STYLE = """body{font-family:sans-serif;margin:1.5em;max-width:1200px}
@@ -33,6 +33,20 @@ def _mib(value: float | None) -> str:
     return "not recorded" if value is None else f"{value:,.0f} MiB"
 
 
+def _runs(data: ReportData) -> str:
+    inputs = data.inputs
+    left = inputs.runs_in_log - inputs.runs_shown
+    if not inputs.runs_in_log:
+        return "0"
+    return f"{inputs.runs_in_log}: {inputs.runs_shown} that built shown" + (
+        f", {left} that only ran CMake's install left out" if left else ""
+    )
+
+
+def _compiled(data: ReportData) -> int:
+    return sum(1 for e in data.inputs.edges if edge_group(e) in ("compile", "cuda"))
+
+
 def _summary(data: ReportData) -> str:
     manifest = data.inputs.manifest or {}
     plan = manifest.get("plan") or {}
@@ -41,10 +55,12 @@ def _summary(data: ReportData) -> str:
         ("torch", (plan.get("torch") or {}).get("value", "?")),
         ("plan", manifest.get("plan_hash", "?")),
         ("targets", ", ".join(manifest.get("targets") or []) or "all"),
-        ("total (manifest)", f"{manifest.get('total_seconds', '?')} s"),
-        ("ninja edges in the last run", len(data.inputs.edges)),
-        ("earlier ninja runs in the log", data.inputs.earlier_runs),
-        ("ninja wall time", f"{use.wall:.1f} s"),
+        ("total of this run (manifest)", f"{manifest.get('total_seconds', '?')} s"),
+        ("stages of every run of the workspace", f"{sum(stage_times(manifest).values()):.1f} s"),
+        ("ninja runs in the log", _runs(data)),
+        ("ninja edges shown", len(data.inputs.edges)),
+        ("compile edges shown (C++ and CUDA objects)", _compiled(data)),
+        ("ninja wall time (runs end to end)", f"{use.wall:.1f} s"),
         ("mean jobs running / job limit", f"{use.mean_jobs:.2f} / {use.job_limit or '?'}"),
         ("peak RAM of one process", _mib(peak_rss_mib(data.inputs.manifest))),
     ]
@@ -52,18 +68,19 @@ def _summary(data: ReportData) -> str:
     return _table(("what", "value"), rows)
 
 
-def _count(record: dict[str, Any], key: str, stage: str) -> object:
-    if stage != "compile":
-        return "not measured"
-    value = record.get(key)
+def _count(counts: dict[str, Any] | None, key: str, stage: str) -> object:
+    if counts is None:
+        return "not recorded" if stage == "compile" else "not measured"
+    value = counts.get(key)
     return "not recorded" if value is None else value
 
 
 def _cache(data: ReportData) -> str:
     keys = ("hits", "local_hits", "remote_hits", "misses")
+    kind = ((data.inputs.manifest or {}).get("compiler_cache") or {}).get("kind")
     rows = [
-        (stage, r.get("kind"), *(_count(r, k, stage) for k in keys))
-        for stage, r in cache_by_stage(data.inputs.manifest).items()
+        (stage, kind, *(_count(counts, k, stage) for k in keys))
+        for stage, counts in cache_by_stage(data.inputs.manifest).items()
     ]
     return _table(("stage", "cache", "hits", "local hits", "remote hits", "misses"), rows)
 

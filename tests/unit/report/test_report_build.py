@@ -144,7 +144,7 @@ def test_the_cache_table_says_what_the_manifest_did_not_record(workspace: Path) 
 
 
 def _data(edges: list[NinjaEdge], plan: dict[str, object]) -> ReportData:
-    inputs = ReportInputs({"plan": plan, "stages": {}}, edges, 0, None, None)
+    inputs = ReportInputs({"plan": plan, "stages": {}}, edges, 1, 1, None, None)
     return analyse(inputs)
 
 
