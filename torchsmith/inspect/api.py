@@ -34,7 +34,7 @@ def inspect_artifact(
 
     def listing(member: str, path: Path) -> None:
         if cuobjdump is not None:
-            listings[member] = run_cuobjdump(cuobjdump, path, env)
+            listings[member] = run_cuobjdump(cuobjdump, path, env, member)
 
     if wheel is not None:
         insp = inspect_wheel(wheel, listing)

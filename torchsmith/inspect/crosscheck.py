@@ -4,11 +4,13 @@
 from __future__ import annotations
 
 import re
+import subprocess
 from collections import Counter
 from collections.abc import Mapping
 from pathlib import Path
 
 from torchsmith import proc
+from torchsmith.errors import InspectError
 from torchsmith.inspect.model import CrossCheck, GpuCode
 
 _LINE = re.compile(r"^(ELF|PTX) file\s+\d+: .*\.(sm_\d+[a-z]?)\.(?:cubin|ptx)$")
@@ -42,8 +44,29 @@ def compare_listing(name: str, ours: GpuCode | None, theirs: Counter[str]) -> li
     ]
 
 
-def run_cuobjdump(cuobjdump: str, path: Path, env: Mapping[str, str]) -> Counter[str]:
-    done = proc.capture([cuobjdump, "--list-elf", "--list-ptx", path], env=env, timeout=600)
+_HINT = (
+    "give --cuobjdump a working cuobjdump (pip install nvidia-cuda-cuobjdump), or "
+    "--cuobjdump none to skip the cross-check"
+)
+
+
+def run_cuobjdump(
+    cuobjdump: str, path: Path, env: Mapping[str, str], member: str | None = None
+) -> Counter[str]:
+    """Entries per target as ``cuobjdump`` lists them; a tool that cannot run or fails is an
+    error (its empty output is not an empty listing)."""
+    try:
+        done = proc.capture([cuobjdump, "--list-elf", "--list-ptx", path], env=env, timeout=600)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        why = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        raise InspectError(f"--cuobjdump {cuobjdump} cannot be run: {why}", _HINT) from exc
+    if done.returncode != 0:
+        said = (done.stderr or done.stdout).strip().splitlines()[:1]
+        raise InspectError(
+            f"--cuobjdump {cuobjdump} failed on {member or path.name} (exit status "
+            f"{done.returncode}{': ' + said[0] if said else ''}), so nothing was cross-checked",
+            _HINT,
+        )
     return parse_listing(done.stdout)
 
 
