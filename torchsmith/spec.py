@@ -189,6 +189,13 @@ class CacheSpec(_Strict):
     cluster_token_env: str | None = Field(
         None, description="Name of the environment variable holding the cluster's client token."
     )
+    allow_cleartext: bool = Field(
+        False,
+        description="Accept a remote (http://, redis://) or cluster (http://) on another "
+        "machine in clear text: its password and every object travel unencrypted, and anyone on "
+        "the path can swap objects (code in every wheel built from the cache). Default: refused "
+        "when a credential would travel; use https:// or rediss://.",
+    )
 
     @field_validator("location", "cluster", "endpoint")
     @classmethod

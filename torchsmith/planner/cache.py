@@ -13,8 +13,8 @@ from typing import Any
 
 from torchsmith.plan_model import Decision
 from torchsmith.plan_types import CachePlan, remote_kind_of
+from torchsmith.planner.cache_transport import transport_findings
 from torchsmith.planner.context import Ctx, decide
-from torchsmith.cache.transport import transport_findings
 from torchsmith.redact import redact_url, url_secrets
 from torchsmith.spec import CacheSpec
 

@@ -21,7 +21,7 @@ from torchsmith.errors import HostError, PublishError, UsageError
 from torchsmith.hashing import sha256_file
 from torchsmith.publish.credentials import Secret
 from torchsmith.publish.model import Outcome, Published
-from torchsmith.publish.target import is_loopback
+from torchsmith.transport import is_loopback
 
 SKOPEO = "skopeo"
 

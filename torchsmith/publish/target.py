@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import ipaddress
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -11,6 +10,7 @@ from urllib.parse import urlsplit
 
 from torchsmith.errors import UsageError
 from torchsmith.redact import redact_url, url_secrets
+from torchsmith.transport import is_loopback
 
 Kind = Literal["pypi-index", "conda-channel", "oci"]
 KINDS: tuple[Kind, ...] = ("pypi-index", "conda-channel", "oci")
@@ -81,15 +81,6 @@ def check_index_url(url: str) -> None:
             "give the simple index's URL (https://HOST/simple/) with no user-info or token; "
             "rotate a token that was on the command line",
         )
-
-
-def is_loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
 
 
 def channel_dir(target: Target) -> Path:

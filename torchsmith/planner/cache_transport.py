@@ -1,0 +1,53 @@
+"""The compiler cache's transport rules (torchsmith/transport.py), as plan problems and
+warnings: a remote or scheduler in clear text on another machine is refused when a credential
+would travel (the password, the cluster token) unless ``cache.allow_cleartext`` says so, and
+warned about otherwise, since whoever sits on the path can swap the objects it returns."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from torchsmith.redact import redact_url
+from torchsmith.spec import CacheSpec
+from torchsmith.transport import cleartext_off_host
+
+ACCEPT = "cache.allow_cleartext = true"
+
+
+@dataclass(frozen=True)
+class Finding:
+    key: str
+    what: str
+    fix: str
+    refused: bool
+
+
+def _urls(spec: CacheSpec) -> list[tuple[str, str, bool]]:
+    """(spec key, URL, whether a credential goes with it) of every remote the cache reaches."""
+    secret = bool(spec.credentials_env or spec.credentials_file)
+    found = [("cache.location", spec.location, secret)] if spec.remote and spec.location else []
+    if spec.endpoint:
+        found.append(("cache.endpoint", spec.endpoint, False))  # S3: requests signed (SigV4)
+    if spec.cluster:
+        found.append(("cache.cluster", spec.cluster, True))  # the client token
+    return [(k, str(u), s) for k, u, s in found]
+
+
+def transport_findings(spec: CacheSpec) -> list[Finding]:
+    """What the plan refuses (``refused``) or warns about for the cache's remotes."""
+    findings = []
+    for key, url, secret in _urls(spec):
+        if not cleartext_off_host(url):
+            continue
+        shown = redact_url(url)
+        danger = (
+            f"{key} {shown} is plain text to another machine: anyone on the path reads "
+            + ("its credential and " if secret else "")
+            + "can swap cache entries, i.e. put code into every wheel built from it"
+        )
+        refused = secret and not spec.allow_cleartext
+        fix = (
+            f"use its TLS form (https://, rediss://), or, knowing the risk, accept it with {ACCEPT}"
+        )
+        findings.append(Finding(key, danger, fix, refused))
+    return findings
