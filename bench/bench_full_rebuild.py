@@ -8,11 +8,17 @@ rebuild), once per ``--python`` (the same torch for another Python). Each run's 
 the stage times and ccache hits; the script prints them and the ratios.
 
     python bench/bench_full_rebuild.py --cold DIST/torch-…manifest.json --cache-dir CCACHE_DIR \\
-        --work DIR [--python 3.10 ...] [--no-warm] -- --torch 1.13.1 --cpu --source debian
+        --work DIR [--python 3.10 ...] [--no-warm] [--name NAME] -- --torch 1.13.1 --cpu \
+        --source debian
 
 Everything after ``--`` is the build's own arguments (the cold build's, without --with,
 --cache-root, --output-dir). Nothing of the cold build is touched: its ccache directory is read
 and written (new objects of another Python are added), its workspace is not used.
+
+A ``--target`` build (a partial build) publishes ``torchsmith-partial-<plan>.manifest.json``
+instead of ``torch-….manifest.json``; either is read. The rows and ratios are also written to
+``docs/measured/<NAME>.json`` (default ``full-rebuild``) with the commit, machine and load.
+Each build runs once (a whole build takes hours on 2 cores): the JSON says ``n`` = 1.
 """
 
 from __future__ import annotations
@@ -24,6 +30,9 @@ import sys
 import time
 from pathlib import Path
 from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import _measured
 
 # A cold build made with --with: its companions' stages are not part of the torch build.
 COMPANION_STAGES = ("companion", "torchvision", "torchaudio", "torchtext")
@@ -40,9 +49,19 @@ def build(args: list[str], root: Path, cache_dir: Path) -> tuple[dict[str, Any],
     (root / "build.log").write_text(done.stdout + done.stderr)
     if done.returncode != 0:
         sys.exit(f"build in {root} failed ({done.returncode}): see {root / 'build.log'}")
-    [path] = sorted(dist.glob("torch-*.manifest.json"))
-    data: dict[str, Any] = json.loads(path.read_text())
+    data: dict[str, Any] = json.loads(published_manifest(dist).read_text())
     return data, wall
+
+
+def published_manifest(dist: Path) -> Path:
+    """The manifest a build published into ``dist``: a wheel's (``torch-….manifest.json``) or a
+    partial build's (``torchsmith-partial-<plan>.manifest.json``, after ``--target``)."""
+    found = sorted(dist.glob("torch-*.manifest.json")) or sorted(
+        dist.glob("torchsmith-partial-*.manifest.json")
+    )
+    if len(found) != 1:
+        sys.exit(f"expected one manifest in {dist}, found {[p.name for p in found]}")
+    return found[0]
 
 
 def summary(name: str, data: dict[str, Any], wall: float | None) -> dict[str, Any]:
@@ -52,6 +71,7 @@ def summary(name: str, data: dict[str, Any], wall: float | None) -> dict[str, An
     total = sum(v for v in stages.values() if isinstance(v, (int, float)))
     return {
         "run": name,
+        "torchsmith": data.get("torchsmith"),
         "python": (data.get("plan") or {}).get("python", {}).get("value"),
         "stages_s": {k: round(v, 1) for k, v in stages.items()},
         "compile_s": round(stages.get("compile", 0.0), 1),
@@ -62,17 +82,35 @@ def summary(name: str, data: dict[str, Any], wall: float | None) -> dict[str, An
     }
 
 
+def cold_row(manifest: Path | None, args: list[str], work: Path, cache_dir: Path) -> dict[str, Any]:
+    """The cold build's row: from its manifest (``composed``: made elsewhere, maybe at another
+    commit), or from a cold build run now into an empty cache directory."""
+    if manifest is not None:
+        return {**summary("cold", json.loads(manifest.read_text()), None), "composed": True}
+    if cache_dir.exists() and any(cache_dir.iterdir()):
+        sys.exit(f"--cache-dir {cache_dir} is not empty: a cold build needs an empty cache")
+    data, wall = build(args, work / "cold", cache_dir)
+    return {**summary("cold", data, wall), "composed": False}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--cold", type=Path, required=True, help="the cold build's manifest")
+    parser.add_argument(
+        "--cold",
+        type=Path,
+        help="the cold build's manifest; without it the cold build runs here first, at this "
+        "commit, into an empty --cache-dir (the one-commit measurement issue 26 asks for)",
+    )
     parser.add_argument("--cache-dir", type=Path, required=True, help="its ccache directory")
     parser.add_argument("--work", type=Path, required=True)
     parser.add_argument("--python", action="append", default=[])
     parser.add_argument("--no-warm", action="store_true")
+    parser.add_argument("--name", default="full-rebuild", help="docs/measured/<name>.json")
     parser.add_argument("rest", nargs=argparse.REMAINDER)
     opts = parser.parse_args()
+    load_before = _measured.load()
     args = [a for a in opts.rest if a != "--"]
-    cold = summary("cold", json.loads(opts.cold.read_text()), None)
+    cold = cold_row(opts.cold, args, opts.work, opts.cache_dir)
     rows = [cold]
     runs = ([] if opts.no_warm else [("warm", [])]) + [
         (f"python {p}", ["--python", p]) for p in opts.python
@@ -85,7 +123,9 @@ def main() -> None:
     base = cold["stages_total_s"] or 1.0
     for row in rows[1:]:
         row["ratio_to_cold"] = round(row["stages_total_s"] / base, 3)
-    print(json.dumps({"cold": cold, "runs": rows[1:]}, indent=2))
+    results = {"cold": cold, "runs": rows[1:], "n": 1, "build_args": args}
+    print(json.dumps(results, indent=2))
+    print("wrote", _measured.write(opts.name, results, load_before))
 
 
 if __name__ == "__main__":

@@ -1,0 +1,77 @@
+"""The bench scripts' own logic (issue 26): what they read and write, without running a build.
+The scripts live in bench/ (not a package): loaded from their files."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import sys
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+BENCH = Path(__file__).resolve().parents[3] / "bench"
+
+
+def load(name: str) -> ModuleType:
+    sys.path.insert(0, str(BENCH))  # the scripts import bench/_measured.py
+    try:
+        spec = importlib.util.spec_from_file_location(name, BENCH / f"{name}.py")
+        assert spec is not None and spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        return module
+    finally:
+        sys.path.remove(str(BENCH))
+
+
+def test_a_partial_builds_manifest_is_found_after_target(tmp_path: Path) -> None:
+    """bench_full_rebuild.py crashed after a --target build: it looked for torch-*.manifest."""
+    full_rebuild = load("bench_full_rebuild")
+    (tmp_path / "torchsmith-partial-abc.manifest.json").write_text("{}")
+    assert full_rebuild.published_manifest(tmp_path).name == "torchsmith-partial-abc.manifest.json"
+    (tmp_path / "torch-1.13.1-cp311-cp311-linux_x86_64.manifest.json").write_text("{}")
+    assert full_rebuild.published_manifest(tmp_path).name.startswith("torch-1.13.1")
+
+
+def test_no_manifest_is_a_clear_exit(tmp_path: Path) -> None:
+    with pytest.raises(SystemExit, match="expected one manifest"):
+        load("bench_full_rebuild").published_manifest(tmp_path)
+
+
+def test_a_resumed_builds_row_sums_every_run_and_leaves_companions_out() -> None:
+    manifest = {
+        "torchsmith": "0.1.0",
+        "stages": {"verify": 12.0},
+        "stages_all_runs": {"compile": 100.0, "verify": 12.0, "torchvision": 50.0},
+        "compiler_cache": {"hits": 3, "misses": 1},
+    }
+    row = load("bench_full_rebuild").summary("warm", manifest, 130.0)
+    assert row["stages_total_s"] == 112.0 and row["ccache_hits"] == 3
+
+
+def test_the_plan_bench_asks_for_a_plan_torchsmith_makes(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """bench_plan.py exited 1: its request (companions from git) is refused since f1b4bec."""
+    from tests.unit.planner.kb import ci_host
+    from torchsmith.cli import main
+
+    facts = tmp_path / "host.json"
+    facts.write_text(ci_host().model_dump_json())
+    assert main([*load("bench_plan").PLAN, "--host-facts", str(facts)]) == 0
+    assert json.loads(capsys.readouterr().out)["plan_hash"]
+
+
+def test_measured_json_has_commit_machine_load_and_the_median(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    measured = load("_measured")
+    stats = measured.summary([0.3, 0.1, 0.2, 0.9, 0.25])
+    assert (stats["n"], stats["median"], stats["min"]) == (5, 0.25, 0.1)
+    monkeypatch.setattr(measured, "MEASURED", tmp_path)
+    at = {"sha": "f" * 40, "dirty": False}
+    path = measured.write("x", {"a": stats}, [0.5, 0.4, 0.3], at)
+    data = json.loads(path.read_text())
+    assert data["commit"] == at and data["machine"]["cpus"] and len(data["load_after"]) == 3
