@@ -19,7 +19,7 @@ from torchsmith.report.progress import make_reporter
 from torchsmith.verify import SmokeOptions, Verdict, load_plan, verify_artifact
 from torchsmith.verify.manifest_match import check_wheel_manifest
 from torchsmith.verify.model import Check
-from torchsmith.verify.smoke import SmokeMode
+from torchsmith.verify.smoke import SmokeMode, check_workdir
 
 _MARK = {True: "[green]ok[/]", False: "[bold red]FAIL[/]", None: "[dim]skip[/]"}
 _WARN = "[yellow]warn[/]"
@@ -76,7 +76,7 @@ def _handler(args: argparse.Namespace) -> int:
     reporter = make_reporter(err)  # on stderr: --json keeps stdout clean
     try:
         with tempfile.TemporaryDirectory(prefix="torchsmith-verify-") as tmp:
-            workdir = Path(args.workdir) if args.workdir else Path(tmp)
+            workdir = check_workdir(Path(args.workdir)) if args.workdir else Path(tmp)
             verdict = verify_artifact(
                 Path(args.wheel) if args.wheel else None,
                 plan,

@@ -4,13 +4,14 @@ tests of :mod:`torchsmith.verify.smoke_script` — all through :mod:`torchsmith.
 from __future__ import annotations
 
 import json
+import tempfile
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
 from torchsmith import proc
-from torchsmith.errors import ToolError
+from torchsmith.errors import HostError, ToolError, UsageError
 from torchsmith.verify.model import Check
 from torchsmith.verify.smoke_script import SMOKE_SCRIPT
 
@@ -59,6 +60,35 @@ def _link_base_site(base: str, venv: Path, env: Mapping[str, str]) -> None:
         (site_dir / "_torchsmith_base_site.pth").write_text("\n".join(dirs) + "\n")
 
 
+def _make_venv(argv: list[str], env: Mapping[str, str], log: Path) -> None:
+    """The venv the wheel goes into; a base interpreter that cannot make one is the machine's
+    (or the flag's) problem, not the wheel's."""
+    try:
+        proc.run(argv, env=env, log_path=log)
+    except (ToolError, OSError) as exc:
+        why = " | ".join(exc.excerpt[-2:]) if isinstance(exc, ToolError) else str(exc)
+        raise HostError(
+            f"the smoke test's base interpreter {argv[0]} could not make a venv "
+            f"({why or 'no output'}); the wheel was not tried",
+            "give --smoke-python a Python with the venv module (Debian: apt-get install "
+            "python3-venv), or pass --no-smoke",
+        ) from exc
+
+
+def check_workdir(workdir: Path) -> Path:
+    """``--workdir``: a directory this user can write, checked before any work starts."""
+    try:
+        workdir.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryFile(dir=workdir):
+            pass
+    except OSError as exc:
+        raise UsageError(
+            f"--workdir {workdir}: cannot write there ({exc.strerror or exc})",
+            "give --workdir a directory you can write, or leave it out (a temporary one)",
+        ) from exc
+    return workdir
+
+
 def _prepare(
     wheel: Path | None, opts: SmokeOptions, env: Mapping[str, str], say: Say = _quiet
 ) -> str:
@@ -69,7 +99,7 @@ def _prepare(
     log = opts.workdir / "smoke.log"
     extra = ["--system-site-packages"] if opts.mode == "venv-system" else []
     say(f"making a fresh venv from {opts.python} ({venv})")
-    proc.run([opts.python, "-m", "venv", "--clear", *extra, venv], env=env, log_path=log)
+    _make_venv([opts.python, "-m", "venv", "--clear", *extra, str(venv)], env, log)
     python = str(venv / "bin" / "python")
     if opts.mode == "venv-system":
         _link_base_site(opts.python, venv, env)

@@ -1,0 +1,47 @@
+"""The smoke test's set-up problems are named as such, not blamed on the wheel (round-3 trial
+V07: --workdir /proc/x was exit 70; V09: --smoke-python /bin/false said 'rebuild')."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from torchsmith import proc
+from torchsmith.cli import main
+from torchsmith.errors import HostError, ToolError, UsageError
+from torchsmith.verify.smoke import SmokeOptions, check_workdir, run_smoke
+
+
+def test_an_unwritable_workdir_is_a_usage_error(tmp_path: Path) -> None:
+    with pytest.raises(UsageError, match="--workdir /proc/x: cannot write there"):
+        check_workdir(Path("/proc/x"))
+    a_file = tmp_path / "f"
+    a_file.write_text("")
+    with pytest.raises(UsageError, match="cannot write there"):
+        check_workdir(a_file / "sub")
+    assert check_workdir(tmp_path / "new") == tmp_path / "new"
+
+
+def test_verify_refuses_the_workdir_before_any_work(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    wheel = tmp_path / "torch-2.6.0-cp311-cp311-linux_x86_64.whl"
+    wheel.write_bytes(b"")
+    plan = Path(__file__).resolve().parents[2] / "fixtures/inspect/plans/plan-2.14.1-cu130.json"
+    assert main(["verify", str(wheel), "--plan", str(plan), "--workdir", "/proc/x"]) == 2
+    assert "--workdir /proc/x" in capsys.readouterr().err
+
+
+def test_a_base_python_that_cannot_make_a_venv_is_not_the_wheels_fault(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def fails(argv: list[str], **kw: Any) -> None:
+        raise ToolError("false exited with status 1", excerpt=())
+
+    monkeypatch.setattr(proc, "run", fails)
+    opts = SmokeOptions(python="/bin/false", workdir=tmp_path)
+    with pytest.raises(HostError, match="base interpreter /bin/false could not make a venv") as e:
+        run_smoke(tmp_path / "torch.whl", opts, {})
+    assert "--smoke-python" in e.value.hint and "the wheel was not tried" in e.value.message
