@@ -17,40 +17,49 @@ from rich.markup import escape
 from torchsmith import kb as kbmod
 from torchsmith.backends import make_executor
 from torchsmith.backends.base import Executor
-from torchsmith.commands.image import engine_choice
 from torchsmith.commands.spec_args import load_host
 from torchsmith.console import out, print_json
-from torchsmith.container import inside
+from torchsmith.container import inside, routes
+from torchsmith.container.build import engine_choice
 from torchsmith.container.engines import EngineChoice
 from torchsmith.container.images import load_images
-from torchsmith.container.inside_plan import InsidePlan, plan_inside
-from torchsmith.errors import BuildError, PlanError
+from torchsmith.container.planning import ContainerPlan
+from torchsmith.errors import BuildError
 from torchsmith.spec_sources import ResolvedSpec
 from torchsmith.steps.publish import publish_manifest
 
+RUNS = {
+    "working-container": "torchsmith runs this plan inside a working container of the image "
+    "(`torchsmith build --backend docker`)",
+    "dockerfile": "the generated Dockerfile's build stage runs this plan with torchsmith "
+    "inside the image (`torchsmith image`)",
+}
 
-def plan_of(args: argparse.Namespace, rs: ResolvedSpec) -> InsidePlan:
+
+def plan_of(args: argparse.Namespace, rs: ResolvedSpec) -> ContainerPlan:
     """The base image and the plan the torchsmith inside will make (its refusals too)."""
-    inside.check(rs.spec, None)
-    ip = plan_inside(rs, kbmod.load(), load_images(), load_host(args))
-    problem = inside.python_problem(ip.base.os.python, ip.base.image)
-    if problem is not None:
-        raise PlanError([problem], "change the request as suggested; nothing was built")
-    return ip
+    return routes.for_working_container(rs, kbmod.load(), load_images(), load_host(args))
 
 
-def print_plan_inside(args: argparse.Namespace, rs: ResolvedSpec) -> int:
-    """`torchsmith plan --backend docker` of a source the pipeline fetches inside."""
+def print_container_plan(args: argparse.Namespace, rs: ResolvedSpec) -> int:
+    """`torchsmith plan --backend docker`: the one container plan, by the route the spec asks
+    for (images: `torchsmith image`), step for step what the build inside runs."""
     from torchsmith.report.plan_view import plan_json, print_plan, shown
 
-    ip = plan_of(args, rs)
-    base = {"base_image": ip.base.image, "base_reason": ip.base.reason, "runs": "inside"}
+    ids = (os.getuid(), os.getgid())
+    cp = routes.for_spec(rs, kbmod.load(), load_images(), load_host(args), ids)
+    runs = "dockerfile" if routes.wants_images(rs.spec) else "working-container"
+    base = {"base_image": cp.base.image, "base_reason": cp.base.reason, "runs": runs}
     if args.json:
-        print_json({**plan_json(ip.plan), "container": base})
+        print_json({**plan_json(cp.plan), "container": base})
         return 0
-    print_plan(shown(ip.plan))
-    out.print(f"[bold]base image[/]: {escape(ip.base.image)} ({escape(ip.base.reason)})")
-    out.print("[bold]runs[/]: torchsmith runs this plan inside a working container of the image")
+    print_plan(shown(cp.plan))
+    out.print(f"[bold]base image[/]: {escape(cp.base.image)} ({escape(cp.base.reason)})")
+    out.print(f"[bold]runs[/]: {RUNS[runs]}")
+    for image in cp.images:
+        ids_text = f"uid {image.uid} gid {image.gid} ({image.reason})"
+        out.print(f"[bold]image {image.spec.name}[/]: TZ {image.spec.tz}, user {image.spec.user}, "
+                  f"{escape(ids_text)}")  # fmt: skip
     return 0
 
 
@@ -87,7 +96,7 @@ def os_release(text: str) -> dict[str, str]:
     return {k: v.strip().strip('"') for k, v in pairs if k in keys}
 
 
-def _record(ip: InsidePlan, engine: EngineChoice, measured: dict[str, str]) -> dict[str, Any]:
+def _record(ip: ContainerPlan, engine: EngineChoice, measured: dict[str, str]) -> dict[str, Any]:
     os_image = ip.base.os
     return {
         "engine": engine.probe.describe(),
@@ -125,7 +134,7 @@ def _inner(args: argparse.Namespace, rs: ResolvedSpec, cache_root: Path) -> list
 def build_in_container(args: argparse.Namespace, rs: ResolvedSpec, cache_root: Path) -> int:
     env = dict(os.environ)
     ip = plan_of(args, rs)
-    engine = engine_choice(args, ip.engine, env)
+    engine = engine_choice(ip.engine, env, args.storage_root)
     inside.check(rs.spec, engine)
     output_dir = Path(rs.spec.output_dir).expanduser().resolve()
     for folder in (cache_root, output_dir):
@@ -162,7 +171,7 @@ def _run_inside(
     args: argparse.Namespace,
     *,
     rs: ResolvedSpec,
-    ip: InsidePlan,
+    ip: ContainerPlan,
     cache_root: Path,
 ) -> dict[str, str]:
     """Prepare the container, run the build in it; the image's measured /etc/os-release."""

@@ -18,24 +18,17 @@ from torchsmith import kb as kbmod
 from torchsmith.backends import make_executor
 from torchsmith.commands.spec_args import add_spec_arguments, cli_values, load_host
 from torchsmith.console import out, print_json
-from torchsmith.container import inside, sif
-from torchsmith.container.build import Build, Pull, oci_archive_argv, run_builds
+from torchsmith.container import inside, routes, sif
+from torchsmith.container.build import Build, Pull, engine_choice, oci_archive_argv, run_builds
 from torchsmith.container.context import write_context
-from torchsmith.container.engines import (
-    ENGINES,
-    EngineChoice,
-    Storage,
-    choose_engine,
-    probe_engines,
-)
+from torchsmith.container.engines import EngineChoice
 from torchsmith.container.images import load_images
-from torchsmith.container.planning import ImagePlan, plan_container
+from torchsmith.container.planning import ContainerPlan
 from torchsmith.errors import HostError, Problem, SpecError
-from torchsmith.proc import HOST
-from torchsmith.report.plan_view import plan_json, print_plan, shown
+from torchsmith.report.plan_view import plan_json
 from torchsmith.spec_sources import ResolvedSpec, resolve_spec
 
-NOT_PROBED = "not asked (--host-facts or --dockerfile-only: no engine is needed for this)"
+NOT_PROBED = "not asked (--dockerfile-only: no engine is needed for this)"
 
 
 def container_spec(args: argparse.Namespace, env: Mapping[str, str]) -> ResolvedSpec:
@@ -50,29 +43,14 @@ def container_spec(args: argparse.Namespace, env: Mapping[str, str]) -> Resolved
     return resolve_spec(file=args.spec, env=env, cli={**values, "backend": "docker"})
 
 
-def image_plan(args: argparse.Namespace, env: Mapping[str, str]) -> ImagePlan:
+def image_plan(args: argparse.Namespace, env: Mapping[str, str]) -> ContainerPlan:
     rs = container_spec(args, env)
     ids = (os.getuid(), os.getgid())
-    return plan_container(rs, kbmod.load(), load_images(), load_host(args), ids)
-
-
-def engine_choice(args: argparse.Namespace, wanted: str, env: Mapping[str, str]) -> EngineChoice:
-    """Probe docker, podman and buildah here; the asked (or first answering) one."""
-    storage = _storage(args)
-    which = {name: shutil.which(name, path=env.get("PATH")) for name in ENGINES}
-    probes = probe_engines(HOST, env, which, storage)
-    return choose_engine(probes, wanted, storage)
-
-
-def _storage(args: argparse.Namespace) -> Storage:
-    root: Path | None = getattr(args, "storage_root", None)
-    if root is None:
-        return Storage()
-    return Storage(root=root / "root", runroot=root / "run")
+    return routes.for_dockerfile(rs, kbmod.load(), load_images(), load_host(args), ids)
 
 
 def _print(
-    ip: ImagePlan, choice: EngineChoice | None, dockerfile: Path | None, warnings: bool = True
+    ip: ContainerPlan, choice: EngineChoice | None, dockerfile: Path | None, warnings: bool = True
 ) -> None:
     out.print(f"[bold]base image[/]: {escape(ip.base.image)} ({escape(ip.base.reason)})")
     if choice is not None:
@@ -89,16 +67,16 @@ def _print(
         out.print(f"[yellow]warning:[/] {escape(warning)}")
 
 
-def _builds(args: argparse.Namespace, ip: ImagePlan, context: Path) -> list[Build]:
+def _builds(args: argparse.Namespace, ip: ContainerPlan, context: Path) -> list[Build]:
     pull: Pull = args.pull
     builds = [Build(context, f"train-{i.spec.name}", i.spec.name, pull=pull) for i in ip.images]
-    if "wheel" in ip.plan.outputs or args.wheels is None:
+    if {"wheel", "conda"} & set(ip.outputs) or args.wheels is None:
         dist = Path(ip.plan.output_dir).expanduser().resolve()
         builds.insert(0, Build(context, "export", output_dir=dist, pull=pull))
     return builds
 
 
-def _export(args: argparse.Namespace, ip: ImagePlan, choice: EngineChoice, env: Any) -> None:
+def _export(args: argparse.Namespace, ip: ContainerPlan, choice: EngineChoice, env: Any) -> None:
     folder: Path = args.oci_archive
     folder.mkdir(parents=True, exist_ok=True)
     skopeo = shutil.which("skopeo", path=env.get("PATH"))
@@ -112,30 +90,10 @@ def _export(args: argparse.Namespace, ip: ImagePlan, choice: EngineChoice, env: 
             out.print(f"[bold]oci-archive[/]: {escape(str(archive))}")
 
 
-def plan_in_container(args: argparse.Namespace, rs: ResolvedSpec) -> int:
-    """`torchsmith plan` of a container build: the plan against the image's facts, and the
-    engine that would run it (:class:`HostError` when none answers)."""
-    env = dict(os.environ)
-    ids = (os.getuid(), os.getgid())
-    ip = plan_container(rs, kbmod.load(), load_images(), load_host(args), ids)
-    # recorded host facts plan for another machine: its engines cannot be asked from here
-    choice = None if args.host_facts else engine_choice(args, ip.engine, env)
-    if args.json:
-        data = plan_json(ip.plan)
-        data["container"] = {"base_image": ip.base.image, "base_reason": ip.base.reason}
-        data["container"] |= {"engine": choice.name if choice else None}
-        data["container"] |= {"engine_reason": choice.reason if choice else NOT_PROBED}
-        print_json(data)
-        return 0
-    print_plan(shown(ip.plan))
-    _print(ip, choice, None, warnings=False)
-    return 0
-
-
 def _handle(args: argparse.Namespace) -> int:
     env = dict(os.environ)
     ip = image_plan(args, env)
-    choice = None if args.dockerfile_only else engine_choice(args, ip.engine, env)
+    choice = None if args.dockerfile_only else engine_choice(ip.engine, env, args.storage_root)
     if args.sif is not None:
         problems = sif.refusals(args.oci_archive, choice.name if choice else None)
         if args.dockerfile_only:
@@ -184,7 +142,7 @@ def _sif_builder(
     return inside.Session(inside.buildah_head(choice), container, mounts, proxies, sif.CAPS)
 
 
-def _sifs(args: argparse.Namespace, ip: ImagePlan, choice: EngineChoice, env: Any) -> None:
+def _sifs(args: argparse.Namespace, ip: ContainerPlan, choice: EngineChoice, env: Any) -> None:
     """Each training image as NAME.sif, built from its OCI archive by apptainer in a working
     container of the builder image (removed afterwards)."""
     folder = Path(args.sif).expanduser().resolve()

@@ -4,12 +4,20 @@ stage's wheels into the output directory, an image as an OCI archive (skopeo).""
 
 from __future__ import annotations
 
+import shutil
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from torchsmith.container.engines import EngineChoice
+from torchsmith.container.engines import (
+    ENGINES,
+    EngineChoice,
+    Storage,
+    choose_engine,
+    probe_engines,
+)
+from torchsmith.proc import HOST
 from torchsmith.runner import Completed, LineCallback, Runner
 
 Pull = Literal["missing", "never", "always"]
@@ -104,3 +112,18 @@ def run_builds(
         argv = build_argv(choice, b)
         done.append(runner.run(argv, env=build_env(choice, env), log_path=log, on_line=on_line))
     return done
+
+
+def storage_under(root: Path | None) -> Storage:
+    """podman/buildah's image store (vfs) under ``root`` (``--storage-root``), else the default."""
+    if root is None:
+        return Storage()
+    return Storage(root=root / "root", runroot=root / "run")
+
+
+def engine_choice(wanted: str, env: Mapping[str, str], root: Path | None) -> EngineChoice:
+    """Probe docker, podman and buildah here; the asked (or first answering) one."""
+    storage = storage_under(root)
+    which = {name: shutil.which(name, path=env.get("PATH")) for name in ENGINES}
+    probes = probe_engines(HOST, env, which, storage)
+    return choose_engine(probes, wanted, storage)

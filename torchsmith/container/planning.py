@@ -1,129 +1,66 @@
-"""The plan of a container build: the base image chosen from the knowledge base, the build plan
-resolved against that **image's** facts (its compiler, Python, glibc, CUDA — never the host's),
-the container's steps and the training images. Pure: no process, no I/O."""
+"""The one plan of a container build, for ``plan``, ``build`` and ``image`` alike: the base image
+chosen from the knowledge base, then the very plan the torchsmith inside the container makes —
+the spec with ``backend = "local"``, resolved against the **image's** facts (its compiler,
+Python, glibc; CUDA at /usr/local/cuda in NVIDIA's images; never the host's) by the same planner,
+with the same refusals and the same steps as a build on this machine. Both routes run that plan
+with ``torchsmith build`` inside: a working container (``build --backend docker``) or the
+generated Dockerfile's build stage (``image``). Pure: no process, no I/O."""
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import get_args
 
 from torchsmith.container.base import BaseChoice, choose_base
 from torchsmith.container.images import ImageKb, image_facts
+from torchsmith.container.inside import spec_env
 from torchsmith.container.training import ResolvedImage, resolve_image
-from torchsmith.errors import PlanError, Problem
 from torchsmith.host.model import HostFacts, PythonInfo
 from torchsmith.kb import KnowledgeBase
-from torchsmith.plan_model import BuildPlan, PlanStep, StepName
+from torchsmith.plan_model import BuildPlan
 from torchsmith.planner import resolve
-from torchsmith.planner.support import Capabilities
 from torchsmith.spec import BuildSpec, TrainingImage
 from torchsmith.spec_sources import ResolvedSpec
 
-CONTAINER = Capabilities(
-    backends=frozenset({"docker"}),
-    outputs=frozenset({"wheel", "docker-image", "install"}),
-    steps=frozenset(get_args(StepName)),
-    companions=True,
-)
-"""What ``torchsmith image`` carries out: the generated Dockerfile builds torch and its
-companions in the image and exports the wheels (no auditwheel repair in the image). Every
-other backend, output or source stays refused at plan time."""
-CONTAINER_BACKENDS = CONTAINER.backends
-_CREDENTIALS = re.compile(r"://[^/@\s]+@")
+CONTAINER_ONLY = {"backend": "local", "engine": "auto", "base_image": None, "images": ()}
+"""What the torchsmith inside is not told: it builds on its own machine, the container."""
+IMAGE_OUTPUTS = frozenset({"docker-image", "install"})
+"""Outputs the generated Dockerfile's training stages make from the pipeline's wheels."""
+UV_VENV = "/opt/venv"
+"""Where the generated Dockerfile puts a Python the image's OS does not ship (uv)."""
 
 
 @dataclass(frozen=True)
-class ImagePlan:
-    plan: BuildPlan
+class ContainerPlan:
+    """The base image, the plan run inside it, and (``image``) the training images."""
+
     base: BaseChoice
-    images: tuple[ResolvedImage, ...]
+    plan: BuildPlan
+    images: tuple[ResolvedImage, ...] = ()
     engine: str = "auto"
+    outputs: tuple[str, ...] = ("wheel",)
+    """What was asked, image outputs included (the plan's are the pipeline's)."""
+    inside_env: tuple[tuple[str, str], ...] = ()
+    """The spec as the ``TORCHSMITH_*`` variables the torchsmith inside reads."""
 
 
-def _refusals(rs: ResolvedSpec) -> list[Problem]:
-    spec = rs.spec
-    problems = []
-    if not spec.source.startswith("git"):
-        problems.append(
-            Problem(
-                f"source {spec.source!r}: the generated Dockerfile clones the release with git "
-                "only yet",
-                "use --source git (the default); `torchsmith build --backend docker` fetches "
-                "Debian sources inside the container (torchsmith runs there); or build on this "
-                "machine (--backend local)",
-                "source",
-            )
-        )
-    if spec.git_mirror and _CREDENTIALS.search(spec.git_mirror):
-        problems.append(
-            Problem(
-                "git_mirror carries credentials: they would be written into the Dockerfile",
-                "use a mirror that needs none (or a credential helper of the engine's build)",
-                "git_mirror",
-            )
-        )
-    if "conda" in spec.outputs:
-        problems.append(
-            Problem(
-                "outputs conda: conda packages are not made in a container build yet",
-                "build the conda package on this machine (--backend local --output conda), "
-                "or ask the container build for wheels (--output wheel)",
-                "outputs",
-            )
-        )
-    if spec.targets:
-        problems.append(
-            Problem(
-                "targets: a partial build makes no wheel for an image",
-                "drop --target, or build on this machine (--backend local)",
-                "targets",
-            )
-        )
-    return problems
+def local_spec(rs: ResolvedSpec) -> ResolvedSpec:
+    """The spec the torchsmith inside gets: the same, on its own machine (backend local), less
+    the image outputs its training stages make (then the wheels)."""
+    outputs = tuple(o for o in rs.spec.outputs if o not in IMAGE_OUTPUTS) or ("wheel",)
+    spec = rs.spec.model_copy(update={**CONTAINER_ONLY, "outputs": outputs})
+    origins = {k: v for k, v in rs.origins.items() if k not in CONTAINER_ONLY}
+    return ResolvedSpec(spec=spec, origins=origins)
 
 
-def _facts(base: BaseChoice, cuda: str | None, machine: HostFacts) -> HostFacts:
+def facts_in(base: BaseChoice, cuda: str | None, machine: HostFacts) -> HostFacts:
+    """What the torchsmith inside finds: the image's OS, and the Python uv puts at /opt/venv
+    when the OS has not the one asked for (the generated Dockerfile's python layer)."""
     facts = image_facts(base.os, cuda, machine)
     if base.python_from == "os":
         return facts
-    venv = PythonInfo(path="/opt/venv/bin/python", version=base.python)
+    venv = PythonInfo(path=f"{UV_VENV}/bin/python", version=base.python)
     return facts.model_copy(update={"pythons": [venv]})
-
-
-def container_steps(plan: BuildPlan, base: BaseChoice) -> list[PlanStep]:
-    """What the generated Dockerfile does, stage by stage (the build, in the image)."""
-    fixes = ", ".join(f.id for f in plan.fixes) or "none"
-    return [
-        PlanStep(
-            name="toolchain", what=f"{base.image}: apt build tools, Python {base.python} venv"
-        ),
-        PlanStep(name="fetch", what=f"git clone {plan.source.location} {plan.tag} (submodules)"),
-        PlanStep(name="environment", what="the tree's requirements.txt, cmake and ninja (pip)"),
-        PlanStep(name="fixes", what=fixes),
-        PlanStep(name="compile", what=f"{plan.frontend.value}: configure + compile (ccache mount)"),
-        PlanStep(
-            name="package", what="torch wheel" + "".join(f", {c.name}" for c in plan.companions)
-        ),
-        PlanStep(name="verify", what="import torch in the image; version and CUDA checked"),
-        PlanStep(
-            name="publish", what=f"export stage: wheels + manifest ({', '.join(plan.outputs)})"
-        ),
-    ]
-
-
-def _resolve(
-    rs: ResolvedSpec, kb: KnowledgeBase, base: BaseChoice, machine: HostFacts
-) -> BuildPlan:
-    return resolve(rs, kb, _facts(base, rs.spec.cuda, machine), can=CONTAINER)
-
-
-def _images(spec: BuildSpec) -> tuple[TrainingImage, ...]:
-    """The training images asked for; one named ``torch`` when only an image output is."""
-    if spec.images or not {"docker-image", "install"} & set(spec.outputs):
-        return spec.images
-    return (TrainingImage(name="torch"),)
 
 
 def base_and_plan(
@@ -139,24 +76,28 @@ def base_and_plan(
     return base, plan
 
 
+def _images(spec: BuildSpec) -> tuple[TrainingImage, ...]:
+    """The training images asked for; one named ``torch`` when only an image output is."""
+    if spec.images or not IMAGE_OUTPUTS & set(spec.outputs):
+        return spec.images
+    return (TrainingImage(name="torch"),)
+
+
 def plan_container(
     rs: ResolvedSpec,
     kb: KnowledgeBase,
     images_kb: ImageKb,
     machine: HostFacts,
-    caller_ids: tuple[int, int],
-) -> ImagePlan:
-    """Plan a build in an image, or raise :class:`PlanError` with every conflict."""
-    problems = _refusals(rs)
-    if problems:
-        raise PlanError(problems, "change the request as suggested; nothing was built")
-    spec = rs.spec
-    base, plan = base_and_plan(spec, images_kb, lambda b: _resolve(rs, kb, b, machine))
-    plan = plan.model_copy(
-        update={
-            "steps": container_steps(plan, base),
-            "warnings": [*plan.warnings, *base.warnings],
-        }
-    )
-    images = tuple(resolve_image(i, *caller_ids) for i in _images(spec))
-    return ImagePlan(plan, base, images, spec.engine)
+    caller_ids: tuple[int, int] = (0, 0),
+) -> ContainerPlan:
+    """The base image and the plan inside it (:class:`PlanError` with every conflict)."""
+    inner = local_spec(rs)
+
+    def resolve_in(base: BaseChoice) -> BuildPlan:
+        return resolve(inner, kb, facts_in(base, rs.spec.cuda, machine))
+
+    base, plan = base_and_plan(rs.spec, images_kb, resolve_in)
+    plan = plan.model_copy(update={"warnings": [*plan.warnings, *base.warnings]})
+    images = tuple(resolve_image(i, *caller_ids) for i in _images(rs.spec))
+    env = tuple(sorted(spec_env(inner).items()))
+    return ContainerPlan(base, plan, images, rs.spec.engine, rs.spec.outputs, env)

@@ -4,11 +4,10 @@ a working directory. Rendered as ``train-NAME`` stages of the generated Dockerfi
 
 from __future__ import annotations
 
-import shlex
 from dataclasses import dataclass
 
 from torchsmith.container.base import BaseChoice
-from torchsmith.container.layers import apt_install, python_layer, run_layer
+from torchsmith.container.layers import apt_install, comment, python_layer, quote, run_layer
 from torchsmith.spec import TrainingImage
 
 FALLBACK_ID = 1000
@@ -52,7 +51,7 @@ def _python(image: ResolvedImage, base: BaseChoice, uv_image: str) -> list[str]:
 
 def _install(image: ResolvedImage) -> list[str]:
     mount = "--mount=type=bind,from=export,source=/,target=/wheels"
-    reqs = " ".join(shlex.quote(r) for r in image.spec.requirements)
+    reqs = " ".join(quote(r) for r in image.spec.requirements)
     pip = "python -m pip" if image.spec.python_layout == "venv" else "python3 -m pip"
     command = f"{pip} install --no-cache-dir /wheels/*.whl {reqs}".rstrip()
     lines = ["# hadolint ignore=DL3013", f"RUN {mount} \\\n    {command}"]
@@ -63,12 +62,13 @@ def _install(image: ResolvedImage) -> list[str]:
 
 def _user(image: ResolvedImage) -> list[str]:
     spec = image.spec
-    lines = [f"ARG USER_NAME={spec.user}", f"ARG USER_UID={image.uid}", f"ARG USER_GID={image.gid}"]
+    lines = [f"ARG USER_NAME={quote(spec.user)}"]
+    lines += [f"ARG USER_UID={image.uid}", f"ARG USER_GID={image.gid}"]
     lines += run_layer(
         'groupadd --gid "$USER_GID" "$USER_NAME"',
         'useradd --create-home --uid "$USER_UID" --gid "$USER_GID" --shell /bin/bash "$USER_NAME"',
-        f"mkdir -p {shlex.quote(spec.workdir)}",
-        f'chown "$USER_UID:$USER_GID" {shlex.quote(spec.workdir)}',
+        f"mkdir -p {quote(spec.workdir)}",
+        f'chown "$USER_UID:$USER_GID" {quote(spec.workdir)}',
     )
     return lines
 
@@ -76,10 +76,11 @@ def _user(image: ResolvedImage) -> list[str]:
 def training_stage(image: ResolvedImage, base: BaseChoice, uv_image: str) -> list[str]:
     """The ``train-NAME`` stage."""
     spec = image.spec
-    origin = spec.base or "${RUNTIME_IMAGE}"
-    lines = [f"# training image {spec.name!r} (user ids: {image.reason})"]
-    lines += [f"FROM {origin} AS train-{spec.name}", 'SHELL ["/bin/bash", "-o", "pipefail", "-c"]']
-    lines += ["ARG DEBIAN_FRONTEND=noninteractive", f"ENV TZ={spec.tz}"]
+    origin = quote(spec.base) if spec.base else "${RUNTIME_IMAGE}"
+    lines = [comment(f"training image {spec.name!r} (user ids: {image.reason})")]
+    lines += [f"FROM {origin} AS train-{quote(spec.name)}"]
+    lines += ['SHELL ["/bin/bash", "-o", "pipefail", "-c"]', "ARG DEBIAN_FRONTEND=noninteractive"]
+    lines += [f"ENV TZ={quote(spec.tz)}"]
     lines += _apt(image, base)
     lines += run_layer(
         'ln -snf "/usr/share/zoneinfo/$TZ" /etc/localtime', 'echo "$TZ" > /etc/timezone'
@@ -87,4 +88,4 @@ def training_stage(image: ResolvedImage, base: BaseChoice, uv_image: str) -> lis
     lines += _python(image, base, uv_image) + _install(image) + _user(image)
     if not spec.root:
         lines += ["USER ${USER_NAME}"]
-    return [*lines, f"WORKDIR {spec.workdir}", ""]
+    return [*lines, f"WORKDIR {quote(spec.workdir)}", ""]

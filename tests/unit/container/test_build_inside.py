@@ -96,10 +96,10 @@ def test_the_plan_inside_is_resolved_against_the_images_facts() -> None:
     from tests.unit.planner.kb import ci_host
     from torchsmith import kb
     from torchsmith.container.images import load_images
-    from torchsmith.container.inside_plan import local_spec, plan_inside
+    from torchsmith.container.planning import local_spec, plan_container
 
     rs = spec(targets=("c10",), engine="buildah")
-    ip = plan_inside(rs, kb.load(), load_images(), ci_host())
+    ip = plan_container(rs, kb.load(), load_images(), ci_host())
     assert ip.base.os.codename == "trixie" and ip.engine == "buildah"
     assert (ip.plan.python.value, ip.plan.compiler.value) == ("3.13", "gcc-14")
     assert ip.plan.backend == "local" and [s.name for s in ip.plan.steps][-2:] == [

@@ -12,9 +12,10 @@ from typing import Any
 import pytest
 
 from torchsmith import kb
+from torchsmith.container import routes
 from torchsmith.container.context import write_context
 from torchsmith.container.images import load_images
-from torchsmith.container.planning import ImagePlan, plan_container
+from torchsmith.container.planning import ContainerPlan
 from torchsmith.errors import PlanError
 from torchsmith.host.model import HostFacts
 from torchsmith.spec_sources import resolve_spec
@@ -23,18 +24,19 @@ ROOT = Path(__file__).resolve().parents[3]
 HOST = ROOT / "tests" / "fixtures" / "plan" / "host-ci.json"
 SNAPSHOTS = ROOT / "tests" / "fixtures" / "container" / "dockerfiles"
 CALLER = (1000, 1000)
+VISION_030 = "tarball:https://github.com/pytorch/vision/archive/refs/tags/v0.3.0.tar.gz"
 SEEDS = {
-    "seed-000-gpu-virtualisation": ({}, "nvidia/cuda:9.0-cudnn7-devel-ubuntu16.04"),
-    # conda packages are not made in a container (refused below): the wheels are
-    "seed-001-official-conda": (
-        {"outputs": ("wheel",)},
-        "nvidia/cuda:11.0.3-cudnn8-devel-ubuntu20.04",
+    # the pipeline builds a companion from Debian's source package or a source of its own
+    "seed-000-gpu-virtualisation": (
+        {"companion_source.torchvision": VISION_030},
+        "nvidia/cuda:9.0-cudnn7-devel-ubuntu16.04",
     ),
+    "seed-001-official-conda": ({}, "nvidia/cuda:11.0.3-cudnn8-devel-ubuntu20.04"),
     "seed-002-cresset-train-images": ({}, "nvidia/cuda:11.1.1-cudnn8-devel-ubuntu20.04"),
     "seed-003-setup-py-install": ({}, "nvidia/cuda:9.0-cudnn7-devel-ubuntu16.04"),
 }
-KNOWN_ARGS = {"BASE_IMAGE", "RUNTIME_IMAGE", "MAX_JOBS", "DEBIAN_FRONTEND", "USER_NAME",
-              "USER_UID", "USER_GID"}  # fmt: skip
+KNOWN_ARGS = {"BASE_IMAGE", "RUNTIME_IMAGE", "DEBIAN_FRONTEND", "USER_NAME", "USER_UID",
+              "USER_GID"}  # fmt: skip
 
 
 FILES = {"seed-002-cresset-train-images": "cresset-train-images"}
@@ -42,10 +44,10 @@ FILES = {"seed-002-cresset-train-images": "cresset-train-images"}
 no tables)."""
 
 
-def image_plan(seed: str, **cli: Any) -> ImagePlan:
+def image_plan(seed: str, **cli: Any) -> ContainerPlan:
     rs = resolve_spec(file=ROOT / "examples" / f"{FILES.get(seed, seed)}.toml", cli=cli)
     host = HostFacts.model_validate_json(HOST.read_text())
-    return plan_container(rs, kb.load(), load_images(), host, CALLER)
+    return routes.for_dockerfile(rs, kb.load(), load_images(), host, CALLER)
 
 
 def dockerfile(seed: str, tmp: Path) -> str:
@@ -84,25 +86,44 @@ def test_a_mirror_with_credentials_is_refused_before_anything_is_written() -> No
     assert "git_mirror carries credentials" in info.value.render()
 
 
-def test_conda_from_a_container_is_refused_clearly() -> None:
-    with pytest.raises(PlanError) as info:
-        image_plan("seed-001-official-conda")
-    text = info.value.render()
-    assert "conda packages are not made in a container build yet" in text
-    assert "--backend local --output conda" in text
-
-
-def test_the_compiler_cache_is_a_cache_mount_and_the_export_holds_only_wheels(
-    tmp_path: Path,
-) -> None:
+def test_the_build_stage_runs_torchsmith_build_inside_with_the_spec(tmp_path: Path) -> None:
     text = dockerfile("seed-002-cresset-train-images", tmp_path)
-    assert "RUN --mount=type=cache,target=/root/.cache/ccache" in text
-    export = text.split("FROM scratch AS export\n", 1)[1].split("\n\n", 1)[0]
-    assert export.splitlines() == ["COPY --from=verify /out/ /", "COPY torchsmith/manifest.json /"]
+    build = text.split("AS build\n", 1)[1].split("\nFROM ", 1)[0]
+    assert "COPY torchsmith/lib/ /opt/torchsmith/lib/" in build
+    assert "-m torchsmith build --install-deps --cache-root /var/cache/torchsmith" in build
+    assert "RUN --mount=type=cache,target=/var/cache/torchsmith" in build
+    assert "TORCHSMITH_COMPANIONS=torchvision==0.10.1,torchaudio==0.9.1" in build
+    assert "TORCHSMITH_GPUS='RTX 3090'" in build and "TORCHSMITH_BACKEND=local" in build
+    assert "git clone" not in text and "apply_fixes" not in text and "setup.py" not in text
+    context = tmp_path / "seed-002-cresset-train-images" / "torchsmith"
+    assert (context / "lib" / "torchsmith" / "cli.py").is_file()
+    assert "pydantic" in (context / "requirements.txt").read_text()
+    assert not (context / "fixes.json").exists()
+
+
+def test_the_mirror_and_the_commit_pin_reach_the_build_inside(tmp_path: Path) -> None:
+    mirror = "https://mirror.example/"
+    cp = image_plan("seed-000-gpu-virtualisation", git_mirror=mirror, companions=())
+    assert ("TORCHSMITH_GIT_MIRROR", mirror) in cp.inside_env
+    assert cp.plan.source.git_mirror == mirror  # the plan the torchsmith inside makes and pins
+    text = write_context(cp, load_images().tool("uv"), tmp_path).read_text()
+    assert f"TORCHSMITH_GIT_MIRROR={mirror}" in text
+
+
+def test_conda_from_a_container_is_made_by_the_pipeline_inside(tmp_path: Path) -> None:
+    cp = image_plan("seed-001-official-conda")
+    assert cp.plan.outputs == ["conda"] and ("TORCHSMITH_OUTPUTS", "conda") in cp.inside_env
+    assert "COPY --from=build /out/ /" in dockerfile("seed-001-official-conda", tmp_path)
+
+
+def test_an_image_whose_python_cannot_run_torchsmith_gets_one_from_uv(tmp_path: Path) -> None:
+    text = dockerfile("seed-000-gpu-virtualisation", tmp_path)  # Ubuntu 16.04: Python 3.5
+    assert "uv venv --seed --python 3.12 /opt/torchsmith/venv" in text
+    assert "ENV PATH" not in text.split("AS build\n", 1)[1].split("\nFROM ", 1)[0]
 
 
 def test_the_plan_is_resolved_against_the_image_not_the_host() -> None:
-    ip = image_plan("seed-000-gpu-virtualisation")
+    ip = image_plan("seed-000-gpu-virtualisation", **SEEDS["seed-000-gpu-virtualisation"][0])
     assert ip.plan.compiler.value == "gcc-5"  # Ubuntu 16.04's gcc 5.4, within CUDA 9.0's <= 6
     assert not any("not installed here" in w for w in ip.plan.warnings)
     assert [s.name for s in ip.plan.steps][-1] == "publish"

@@ -158,17 +158,17 @@ def test_debian_tree_for_a_python_the_build_machine_lacks_is_refused() -> None:
 
 
 def test_debian_tree_for_another_python_in_a_container_is_refused() -> None:
-    """--backend docker: the torchsmith inside plans against the image, whose only Python is
-    bookworm's python3."""
+    """build --backend docker: the torchsmith inside builds with the image's own python3
+    (bookworm's 3.11); `torchsmith image` would install Python 3.10 with uv instead."""
+    from torchsmith.container import routes
     from torchsmith.container.images import load_images
-    from torchsmith.container.inside_plan import plan_inside
 
     rs = resolve_spec(cli={"torch": "1.13.1", "accelerator": "cpu", "source": "debian",
                            "python": "3.10", "backend": "docker"})  # fmt: skip
     with pytest.raises(PlanError) as info:
-        plan_inside(rs, kb.load(), load_images(), ci_host())
+        routes.for_working_container(rs, kb.load(), load_images(), ci_host())
     text = info.value.render()
-    assert "Pythons there: 3.11)" in text and "--backend local" in text
+    assert "builds with the image's own python3" in text and "torchsmith image" in text
 
 
 def test_debian_tree_for_a_python_the_release_does_not_support_is_refused() -> None:
