@@ -16,6 +16,7 @@ from torchsmith.proc import LineCallback
 from torchsmith.sources import fetch_source
 from torchsmith.sources.base import SourceTree
 from torchsmith.sources.bundle import bundle_spec, write_bundle
+from torchsmith.sources.bundle_write import check_output
 from torchsmith.terminal import strip_terminal_codes
 
 
@@ -76,8 +77,8 @@ def _handle_fetch(args: argparse.Namespace) -> int:
 
 
 def _handle_bundle(args: argparse.Namespace) -> int:
+    output: Path = check_output(args.bundle_file.expanduser().resolve())
     tree = _fetch(args, for_bundle=True)
-    output: Path = args.bundle_file.expanduser().resolve()
     digest = write_bundle(tree, output, _progress(args))
     spec = bundle_spec(output, digest)
     if args.json:

@@ -12,10 +12,12 @@ import io
 import json
 import os
 import tarfile
+import tempfile
 from pathlib import Path
 from typing import Any
 
 from torchsmith import atomic
+from torchsmith.errors import UsageError
 from torchsmith.hashing import sha256_file
 from torchsmith.proc import LineCallback
 from torchsmith.sources.base import SourceTree
@@ -71,3 +73,18 @@ def write_bundle(tree: SourceTree, out: Path, on_line: LineCallback | None = Non
         on_line(f"bundle: {len(manifest['files'])} files from {tree.root}")
     atomic.write_with(out, lambda fh: _write(fh, manifest, tree.root), mode=0o644)
     return sha256_file(out)
+
+
+def check_output(out: Path) -> Path:
+    """``source bundle -o FILE``: a file in a directory this user can write, checked before
+    anything is fetched (a directory, /proc/... or a missing parent was exit 70 at the end)."""
+    hint = "give -o a file name in a directory you can write, e.g. -o torch-src.tar"
+    if out.is_dir():
+        raise UsageError(f"-o {out} is a directory, not a bundle file", hint)
+    try:
+        with tempfile.TemporaryFile(dir=out.parent):
+            pass
+    except OSError as exc:
+        why = exc.strerror or str(exc)
+        raise UsageError(f"-o {out}: cannot write in {out.parent} ({why})", hint) from exc
+    return out

@@ -32,11 +32,18 @@ _VERSION = re.compile(r"(\d+\.\d+\.\d+(?:[a-z]+\d+)?)")
 
 
 def split_location(location: str) -> tuple[str, str | None]:
-    """``'x.tar.gz#sha256=ab…'`` -> (``'x.tar.gz'``, ``'ab…'``)."""
+    """``'x.tar.gz#sha256=ab…'`` -> (``'x.tar.gz'``, ``'ab…'``); a ``#sha256=`` that is not
+    64 hex digits is refused (it was read as part of the file name)."""
     match = _HASH.search(location)
-    if match is None:
-        return location, None
-    return location[: match.start()], match[1].lower()
+    if match is not None:
+        return location[: match.start()], match[1].lower()
+    base, mark, value = location.rpartition("#sha256=")
+    if mark:
+        raise SourceError(
+            f"{redact_url(base)}#sha256={value[:80]}: the pin is not a sha256 (64 hex digits)",
+            "give the file's full sha256 (`sha256sum FILE` prints it), or leave #sha256= out",
+        )
+    return location, None
 
 
 _PLAIN_TEXT = ("http://", "ftp://")
