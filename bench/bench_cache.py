@@ -22,6 +22,9 @@ import time
 from pathlib import Path
 from typing import Any
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import _measured
+
 
 def free_port() -> int:
     with socket.socket() as sock:
@@ -68,14 +71,16 @@ def main() -> None:
     parser.add_argument("--target", action="append", default=[])
     parser.add_argument("--kind", default="ccache", choices=("ccache", "sccache"))
     parser.add_argument("--work", type=Path, default=Path("/tmp/bench-cache"))
+    parser.add_argument("--name", default="cache", help="docs/measured/<name>.json")
     args = parser.parse_args()
+    load_before = _measured.load()
     shutil.rmtree(args.work, ignore_errors=True)
     args.work.mkdir(parents=True)
+    targets = args.target or ["c10"]
     redis, url = start_redis(args.work)
     try:
         spec = args.work / "spec.toml"
         spec.write_text(f'[cache]\nkind = "{args.kind}"\nlocation = "{url}"\n')
-        targets = args.target or ["c10"]
         cold = build(args.work / "a", spec, targets)
         warm = build(args.work / "b", spec, targets)
     finally:
@@ -85,6 +90,12 @@ def main() -> None:
     show("warm", warm)
     print(f"warm/cold: compile stage {warm['stages']['compile'] / cold['stages']['compile']:.3f}"
           f", whole build {warm['wall'] / cold['wall']:.3f}")  # fmt: skip
+    keys = ("wall", "stages", "compiler_cache")
+    results = {"targets": targets, "kind": args.kind, "n": 1,
+               "cold": {k: cold[k] for k in keys}, "warm": {k: warm[k] for k in keys},
+               "ratio_compile": round(warm["stages"]["compile"] / cold["stages"]["compile"], 3),
+               "ratio_wall": round(warm["wall"] / cold["wall"], 3)}  # fmt: skip
+    print("wrote", _measured.write(args.name, results, load_before))
 
 
 if __name__ == "__main__":

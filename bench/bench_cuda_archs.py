@@ -27,6 +27,9 @@ from elftools.elf.elffile import ELFFile
 from torchsmith import kb
 from torchsmith.inspect.elf import read_elf
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import _measured
+
 OBJ = "caffe2/CMakeFiles/torch_cuda_cu.dir/__/aten/src/ATen/native/cuda/{}Kernel.cu.o"
 KERNELS = ["Fill", "Abs", "ActivationGelu", "BinaryMul", "CompareEQ"]
 
@@ -94,7 +97,9 @@ def main() -> None:
     parser.add_argument("--cache-root", type=Path, required=True)
     parser.add_argument("--kernel", action="append", default=[])
     parser.add_argument("--work", type=Path, default=None)
+    parser.add_argument("--name", default="cuda-archs", help="docs/measured/<name>.json")
     args = parser.parse_args()
+    load_before = _measured.load()
     kernels = args.kernel or KERNELS
     work = args.work or Path(tempfile.mkdtemp(prefix="bench-archs-"))
     sets = {"one": "8.6", "official": official()}
@@ -116,6 +121,7 @@ def main() -> None:
     a, b = results["one"][-1]["bytes"], results["official"][-1]["bytes"]
     print(f"linked library: {a} vs {b} bytes ({b / a:.2f}x)")
     print(json.dumps(results))
+    print("wrote", _measured.write(args.name, {"sets": sets, "n": 1, **results}, load_before))
 
 
 if __name__ == "__main__":

@@ -28,6 +28,9 @@ from pathlib import Path
 
 from torchsmith.doctor import diagnose
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import _measured
+
 FIXTURES = Path(__file__).resolve().parents[1] / "tests" / "fixtures" / "doctor"
 TAIL = (
     "ninja: build stopped: subcommand failed.\n"
@@ -140,6 +143,7 @@ def main() -> int:
             f"{args.size_mb} MB": round(rss["large"], 1),
         },
         "self_max_rss_mib": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024),
+        "commit": _measured.commit(),
         "machine": machine,
         "load_average_after": [round(x, 2) for x in os.getloadavg()],
         "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),

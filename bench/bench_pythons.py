@@ -25,6 +25,9 @@ import time
 from pathlib import Path
 from typing import Any
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import _measured
+
 PY_OBJECTS = tuple(
     f"caffe2/torch/CMakeFiles/torch_python.dir/csrc/{name}.cpp.o"
     for name in ("Size", "Dtype", "Layout", "Device", "TypeInfo")
@@ -98,7 +101,9 @@ def main() -> None:
     parser.add_argument("tree", type=Path)
     parser.add_argument("--python", action="append", default=[])
     parser.add_argument("--cache", type=Path, default=Path("/tmp/bench-pythons-ccache"))
+    parser.add_argument("--name", default="pythons", help="docs/measured/<name>.json")
     args = parser.parse_args()
+    load_before = _measured.load()
     pythons = args.python or [sys.executable]
     work = args.cache.parent / "bench-pythons-work"
     work.mkdir(parents=True, exist_ok=True)
@@ -116,6 +121,9 @@ def main() -> None:
     print(f"{len(rows)} Pythons / one Python: {total / one:.2f}x wall "
           f"(build step alone {compile_ratio:.2f}x); sysconfig of this script: "
           f"{sysconfig.get_python_version()}")  # fmt: skip
+    results = {"rows": rows, "n": 1, "ratio_wall": round(total / one, 3),
+               "ratio_build_step": round(compile_ratio, 3)}  # fmt: skip
+    print("wrote", _measured.write(args.name, results, load_before))
 
 
 if __name__ == "__main__":
