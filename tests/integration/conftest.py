@@ -17,6 +17,7 @@ import pytest
 
 from tests.resources import require_tool
 from torchsmith.host.model import HostFacts
+from torchsmith.proc import HOST
 from torchsmith.toolchains.cuda import ProvideContext
 from torchsmith.toolchains.cuda.pypi import PypiProvider
 
@@ -124,7 +125,8 @@ def nvcc_13() -> Path:
     """nvcc of CUDA 13.0 from NVIDIA's PyPI wheels, provisioned by torchsmith's own ``pypi``
     toolkit provider into the test cache (100 MB once; shared with test_toolchain_pypi_cuda13)."""
     root = test_cache() / "toolchains"
-    ctx = ProvideContext(cache_root=root, env=dict(os.environ), log_path=root / "pypi-13.0.log")
+    log = root / "pypi-13.0.log"
+    ctx = ProvideContext(runner=HOST, cache_root=root, env=dict(os.environ), log_path=log)
     return Path(PypiProvider(sys.executable).provide("13.0", HostFacts(), ctx).nvcc)
 
 

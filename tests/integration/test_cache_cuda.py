@@ -19,6 +19,7 @@ from tests.integration.test_cache_shared import PASSWORD, Server, free_port, sta
 from tests.resources import require_tool
 from torchsmith.cache import CachePlan, CacheStats, CompilerCache, cache_from_plan
 from torchsmith.host.model import HostFacts, Tool
+from torchsmith.proc import HOST
 from torchsmith.toolchains.cuda import ProvideContext, ToolkitRecord
 from torchsmith.toolchains.cuda.apt import AptProvider
 
@@ -30,7 +31,8 @@ TOOLS = {n: Tool(name=n, path=f"/usr/bin/{n}") for n in ("apt-get", "dpkg")}
 @pytest.fixture(scope="module")
 def toolkit() -> ToolkitRecord:
     root = cache_dir() / "toolchains"
-    ctx = ProvideContext(cache_root=root, env=dict(os.environ), log_path=root / "apt-11.8.log")
+    log = root / "apt-11.8.log"
+    ctx = ProvideContext(runner=HOST, cache_root=root, env=dict(os.environ), log_path=log)
     return AptProvider().provide("11.8", HostFacts(tools=TOOLS), ctx)
 
 

@@ -20,6 +20,7 @@ from tests.integration.planned import compiler_env, planned
 from torchsmith.host.compilers import probe_compilers
 from torchsmith.host.model import HostFacts, Tool
 from torchsmith.inspect.elf import read_elf
+from torchsmith.proc import HOST
 from torchsmith.toolchains.cuda import ProvideContext, ToolkitRecord, layout
 from torchsmith.toolchains.cuda.apt import AptProvider
 from torchsmith.toolchains.cuda.system import debian_system_root
@@ -37,7 +38,8 @@ TOOLS = {n: Tool(name=n, path=f"/usr/bin/{n}") for n in ("apt-get", "dpkg")}
 @pytest.fixture(scope="module")
 def toolkit() -> ToolkitRecord:
     root = cache_dir() / "toolchains"
-    ctx = ProvideContext(cache_root=root, env=dict(os.environ), log_path=root / "apt-11.8.log")
+    log = root / "apt-11.8.log"
+    ctx = ProvideContext(runner=HOST, cache_root=root, env=dict(os.environ), log_path=log)
     return AptProvider().provide("11.8", HostFacts(tools=TOOLS), ctx)
 
 
@@ -63,7 +65,7 @@ def test_debian_toolkit_laid_out_as_a_standard_root(toolkit: ToolkitRecord) -> N
     again = AptProvider().provide(
         "11.8",
         HostFacts(tools=TOOLS),
-        ProvideContext(cache_root=cache_dir() / "toolchains", env={}),
+        ProvideContext(runner=HOST, cache_root=cache_dir() / "toolchains", env={}),
     )
     assert again == toolkit  # env={}: no PATH, so any apt-get/dpkg call would have failed
 

@@ -17,6 +17,7 @@ from tests.integration.planned import compiler_env, planned
 from tests.resources import require, require_module
 from torchsmith.host.probe import probe_host
 from torchsmith.inspect.elf import read_elf
+from torchsmith.proc import HOST
 from torchsmith.toolchains.cuda import ProvideContext, select_toolkit
 from torchsmith.toolchains.provision import provider_named
 
@@ -33,7 +34,8 @@ def test_add_one_extension_runs_on_the_gpu(tmp_path: Path) -> None:
     name, reason = select_toolkit(cuda, host)
     print(f"toolkit: {name}: {reason}")
     provider = provider_named(name)
-    record = provider.provide(cuda, host, ProvideContext(cache_root=tmp_path / "cache", env=env))
+    ctx = ProvideContext(runner=HOST, cache_root=tmp_path / "cache", env=env)
+    record = provider.provide(cuda, host, ctx)
     torch_version = torch.__version__.split("+")[0]
     major, minor = torch.cuda.get_device_capability()
     plan, compiler = planned(

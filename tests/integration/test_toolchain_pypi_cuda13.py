@@ -25,6 +25,7 @@ from tests.resources import require_tool
 from torchsmith.host.compilers import probe_compilers
 from torchsmith.host.model import HostFacts
 from torchsmith.inspect.elf import read_elf
+from torchsmith.proc import HOST
 from torchsmith.toolchains.cuda import ProvideContext, ToolkitRecord
 from torchsmith.toolchains.cuda.cache import INFO_FILE, entry_dir
 from torchsmith.toolchains.cuda.pypi import PypiProvider
@@ -41,7 +42,10 @@ def _cache_root() -> Path:
 @pytest.fixture(scope="module")
 def toolkit() -> ToolkitRecord:
     ctx = ProvideContext(
-        cache_root=_cache_root(), env=dict(os.environ), log_path=_cache_root() / "pypi-13.0.log"
+        runner=HOST,
+        cache_root=_cache_root(),
+        env=dict(os.environ),
+        log_path=_cache_root() / "pypi-13.0.log",
     )
     start = time.monotonic()
     record = PypiProvider(sys.executable).provide("13.0", HostFacts(), ctx)
@@ -91,7 +95,7 @@ def test_second_use_downloads_nothing(toolkit: ToolkitRecord) -> None:
     info = entry_dir(_cache_root(), "pypi", "13.0") / INFO_FILE
     before = info.stat().st_mtime_ns
     # A python that does not exist: any pip call would fail.
-    ctx = ProvideContext(cache_root=_cache_root(), env={})
+    ctx = ProvideContext(runner=HOST, cache_root=_cache_root(), env={})
     again = PypiProvider("/nonexistent/python").provide("13.0", HostFacts(), ctx)
     assert again == toolkit
     assert info.stat().st_mtime_ns == before

@@ -33,8 +33,6 @@ REMAINING: dict[str, int] = {
     "sources/path.py": 1,
     "sources/tarball.py": 1,
     "toolchains/compiler.py": 1,
-    "toolchains/cuda/apt.py": 5,
-    "toolchains/cuda/pypi.py": 2,
     "verify/smoke.py": 4,
 }
 """module (relative to torchsmith/) -> direct calls it still makes (issue 22 item 4)."""

@@ -15,6 +15,7 @@ from torchsmith.errors import HostError
 from torchsmith.host import system
 from torchsmith.host.model import HostFacts
 from torchsmith.planner.toolkit_offers import SUITES
+from torchsmith.proc import HOST
 from torchsmith.sources import apt as source_apt
 from torchsmith.toolchains.cuda import apt
 from torchsmith.toolchains.cuda.base import ProvideContext
@@ -28,7 +29,7 @@ UNKNOWN = HostFacts(os_id="debian")  # testing/sid without VERSION_CODENAME, or 
 
 
 def ctx(*, root: bool, install_deps: bool) -> ProvideContext:
-    return ProvideContext(Path("/cache"), {}, is_root=root, install_deps=install_deps)
+    return ProvideContext(Path("/cache"), {}, HOST, is_root=root, install_deps=install_deps)
 
 
 ROOT_INSTALL = ctx(root=True, install_deps=True)
@@ -129,7 +130,11 @@ def test_inside_torchsmiths_build_container_the_toolkit_is_unpacked_into_the_mou
     None
 ):
     inside = ProvideContext(
-        Path("/cache"), {"TORCHSMITH_IN_CONTAINER": "buildah"}, is_root=True, install_deps=True
+        Path("/cache"),
+        {"TORCHSMITH_IN_CONTAINER": "buildah"},
+        HOST,
+        is_root=True,
+        install_deps=True,
     )
     how = apt.route(SUITES["11.8"], BOOKWORM, inside)
     assert how.kind == "unpack" and "kept for the next run" in how.reason

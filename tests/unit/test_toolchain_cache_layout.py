@@ -9,6 +9,7 @@ import pytest
 
 from torchsmith.errors import HostError, PlanError
 from torchsmith.host.model import HostFacts
+from torchsmith.proc import HOST
 from torchsmith.toolchains.cuda import ProvideContext, ToolkitRecord
 from torchsmith.toolchains.cuda.cache import (
     INFO_FILE,
@@ -123,7 +124,7 @@ def test_lib64_and_unversioned_links(tmp_path: Path) -> None:
 
 
 def test_pipeline_glue(tmp_path: Path) -> None:
-    ctx = ProvideContext(cache_root=tmp_path, env={})
+    ctx = ProvideContext(cache_root=tmp_path, env={}, runner=HOST)
     assert provision_toolkit(None, None, HostFacts(), ctx) is None
     with pytest.raises(PlanError, match="container backend"):
         provider_named("container")

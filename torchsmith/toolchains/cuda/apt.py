@@ -17,7 +17,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from torchsmith import proc
 from torchsmith.hashing import sha256_file
 from torchsmith.host.model import HostFacts
 from torchsmith.planner.toolkit_offers import SUITES, Offer, ProviderName, apt_offer
@@ -173,10 +172,10 @@ class AptProvider:
         (state / "cache" / "archives" / "partial").mkdir(parents=True)
         (state / "sources.list").write_text(sources_list(SUITES[cuda]), encoding="utf-8")
         opts = apt_options(state)
-        proc.run(["apt-get", *opts, "-q", "update"], env=ctx.env, log_path=ctx.log_path)
+        ctx.runner.run(["apt-get", *opts, "-q", "update"], env=ctx.env, log_path=ctx.log_path)
         debs = staging / "debs"
         debs.mkdir()
-        proc.run(
+        ctx.runner.run(
             ["apt-get", *opts, "-q", "download", *PACKAGES[cuda]],
             env=ctx.env,
             cwd=debs,
@@ -187,11 +186,11 @@ class AptProvider:
     def _unpack(self, debs: list[Path], staging: Path, ctx: ProvideContext, how: Route) -> Path:
         if how.kind == "install":
             env = {**ctx.env, "DEBIAN_FRONTEND": "noninteractive"}
-            proc.run(install_argv(staging / "apt", debs), env=env, log_path=ctx.log_path)
+            ctx.runner.run(install_argv(staging / "apt", debs), env=env, log_path=ctx.log_path)
             return Path("/")
         prefix = staging / "debroot"
         for deb in debs:
-            proc.run(unpack_argv(deb, prefix), env=ctx.env, log_path=ctx.log_path)
+            ctx.runner.run(unpack_argv(deb, prefix), env=ctx.env, log_path=ctx.log_path)
         if not self.static_libs:
             debian_layout.prune_static(prefix)
         return prefix
@@ -209,7 +208,7 @@ class AptProvider:
     ) -> ToolkitRecord:
         debian_layout.make_root(prefix, staging / "root")
         layout.check_root(staging / "root")
-        _release, full = layout.nvcc_full_version(staging / "root/bin/nvcc", ctx.env)
+        _release, full = layout.nvcc_full_version(staging / "root/bin/nvcc", ctx.env, ctx.runner)
         root = entry / "root"
         return ToolkitRecord(
             provider=self.name,
@@ -224,7 +223,7 @@ class AptProvider:
 
 
 def deb_record(path: Path, ctx: ProvideContext) -> PackageRecord:
-    done = proc.capture(["dpkg-deb", "-f", path, "Package", "Version"], env=ctx.env)
+    done = ctx.runner.capture(["dpkg-deb", "-f", path, "Package", "Version"], env=ctx.env)
     fields = dict(line.split(": ", 1) for line in done.stdout.splitlines() if ": " in line)
     return PackageRecord(
         name=fields.get("Package", path.name.split("_")[0]),

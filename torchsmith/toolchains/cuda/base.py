@@ -60,11 +60,11 @@ class ProvideContext:
 
     cache_root: Path
     env: Mapping[str, str]
+    runner: Runner
+    """Where the provider's commands run: the build's executor (this machine: ``proc.HOST``)."""
     log_path: Path | None = None
     install_deps: bool = False
     is_root: bool = False
-    runner: Runner | None = None
-    """Where the provider's commands run: the build's executor; None: this machine."""
 
 
 class ToolkitProvider(Protocol):

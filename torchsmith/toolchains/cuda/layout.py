@@ -12,7 +12,7 @@ from pathlib import Path
 
 from torchsmith.errors import HostError
 from torchsmith.host.parse import parse_nvcc_version
-from torchsmith.proc import HOST, Runner
+from torchsmith.runner import Runner
 
 REQUIRED = ("bin/nvcc", "include/cuda_runtime.h", "nvvm/libdevice")
 _SONAME = re.compile(r"^(lib[\w+-]+\.so)\.\d+(\.\d+)*$")
@@ -59,7 +59,7 @@ def check_root(root: Path) -> None:
         )
 
 
-def nvcc_full_version(nvcc: Path, env: Mapping[str, str], runner: Runner = HOST) -> tuple[str, str]:
+def nvcc_full_version(nvcc: Path, env: Mapping[str, str], runner: Runner) -> tuple[str, str]:
     """('13.0', '13.0.88') from the toolkit's own ``nvcc --version``."""
     done = runner.capture([nvcc, "--version"], env=env)
     found = parse_nvcc_version(done.stdout)

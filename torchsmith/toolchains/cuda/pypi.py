@@ -14,7 +14,6 @@ from pathlib import Path
 
 from packaging.utils import InvalidWheelFilename, parse_wheel_filename
 
-from torchsmith import proc
 from torchsmith.hashing import sha256_file
 from torchsmith.host.model import HostFacts
 from torchsmith.planner.toolkit_offers import (
@@ -74,14 +73,13 @@ class PypiProvider:
         return record
 
     def _download(self, cuda: str, dest: Path, ctx: ProvideContext) -> list[Path]:
-        proc.run(
-            download_argv(self.python, dest, requirement(cuda)), env=ctx.env, log_path=ctx.log_path
-        )
+        argv = download_argv(self.python, dest, requirement(cuda))
+        ctx.runner.run(argv, env=ctx.env, log_path=ctx.log_path)
         return sorted(dest.glob("*.whl"))
 
     def _install(self, cuda: str, staging: Path, ctx: ProvideContext) -> None:
         argv = install_argv(self.python, staging / "wheels", staging / "site", requirement(cuda))
-        proc.run(argv, env=ctx.env, log_path=ctx.log_path)
+        ctx.runner.run(argv, env=ctx.env, log_path=ctx.log_path)
         root = staging / "site" / prefix(cuda)
         layout.ensure_lib64(root)
         layout.check_root(root)
@@ -90,7 +88,7 @@ class PypiProvider:
         self, cuda: str, staging: Path, entry: Path, wheels: list[Path], ctx: ProvideContext
     ) -> ToolkitRecord:
         _release, full = layout.nvcc_full_version(
-            staging / "site" / prefix(cuda) / "bin/nvcc", ctx.env
+            staging / "site" / prefix(cuda) / "bin/nvcc", ctx.env, ctx.runner
         )
         root = entry / "site" / prefix(cuda)
         return ToolkitRecord(

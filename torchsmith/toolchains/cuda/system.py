@@ -12,7 +12,6 @@ from torchsmith.host.cuda import DEBIAN_ROOT
 from torchsmith.host.model import HostFacts
 from torchsmith.host.selection import select_cuda
 from torchsmith.planner.toolkit_offers import Offer, ProviderName, system_offer
-from torchsmith.proc import HOST
 from torchsmith.toolchains.cuda import cache, debian_layout, layout
 from torchsmith.toolchains.cuda.base import ProvideContext, ToolkitRecord
 
@@ -40,7 +39,7 @@ class SystemProvider:
                 f"the CUDA {cuda} at {found.root} lacks {', '.join(missing)}",
                 "install the toolkit's development parts, or use --toolkit pypi/apt",
             )
-        _release, full = layout.nvcc_full_version(nvcc, ctx.env, ctx.runner or HOST)
+        _release, full = layout.nvcc_full_version(nvcc, ctx.env, ctx.runner)
         return ToolkitRecord(
             provider=self.name,
             cuda=cuda,
