@@ -7,7 +7,8 @@
 Exit codes (also in ``--help``):
   0   nothing wrong found
   20  a known cause was found (a rule matched an error), or --env found an error
-  21  the log shows an error that no rule explains (the first error block is printed)
+  21  the log shows an error that no specific rule explains (the first error block, its
+      class and the generic diagnosis of that class are printed)
   22  no error, but warnings: a feature was quietly switched off, or --env warnings
 """
 
@@ -36,7 +37,8 @@ EXIT_OK, EXIT_CAUSE, EXIT_UNKNOWN, EXIT_WARNINGS = 0, 20, 21, 22
 EPILOG = """exit codes:
   0   nothing wrong found
   20  a known cause was found (or --env found an error)
-  21  the log shows an error no rule explains (its first error block is shown)
+  21  the log shows an error no specific rule explains (its first error block, its
+      class and that class's generic diagnosis are shown)
   22  no error, only warnings (a feature quietly switched off, or --env warnings)"""
 
 
@@ -74,7 +76,8 @@ def _tags(f: Finding) -> str:
 
 def _show_finding(rank: int, f: Finding) -> None:
     colour = "red" if f.severity == "error" else "yellow"
-    out.print(f"\n[bold {colour}]{rank}. {f.title}[/]  [dim]({_tags(f)})[/]")
+    kind = "generic diagnosis: " if f.generic else ""
+    out.print(f"\n[bold {colour}]{rank}. {kind}{escape(f.title)}[/]  [dim]({_tags(f)})[/]")
     out.print(f"   cause: {f.cause}", markup=False)
     for ev in f.evidence:
         out.print(f"   line {ev.line}: {ev.text}", markup=False)
@@ -93,15 +96,35 @@ def _show_diagnosis(name: str, d: Diagnosis) -> None:
     out.print(f"{name}: {d.lines_scanned:,} lines, {d.error_blocks} error block(s)", markup=False)
     if d.first_error is not None:
         _show_block(d.first_error)
-    errors = [f for f in d.findings if f.severity == "error"]
-    if not errors and d.failed:
-        out.print("\n[bold]no known cause[/]: the first error block above is the place to look")
+    if d.error is not None:
+        fields = _typed_fields(d)
+        out.print(f"error class: {d.error.kind}{fields}", markup=False, highlight=False)
+    if not d.known_cause and d.failed:
+        out.print(
+            "\n[bold]no known cause[/]: no specific rule matches; the first error block above "
+            "is the place to look, and the generic diagnosis of its class follows"
+        )
     for rank, finding in enumerate(d.findings[:5], 1):
         _show_finding(rank, finding)
     if not d.findings and not d.failed:
         out.print("no error and no result-changing warning found")
     if d.cut_short:
         out.print(f"[yellow]warning:[/] {escape(d.cut_short)}; only the lines before were read")
+
+
+def _typed_fields(d: Diagnosis) -> str:
+    error = d.error
+    assert error is not None
+    named = {
+        "tool": error.tool,
+        "file": error.file,
+        "header": error.header,
+        "symbol": error.symbol,
+        "library": error.library,
+        "module": error.module,
+    }
+    shown_fields = ", ".join(f"{k} {v}" for k, v in named.items() if v)
+    return f" ({shown_fields})" if shown_fields else ""
 
 
 def _show_problems(problems: list[EnvProblem]) -> None:

@@ -27,6 +27,12 @@ GENERIC_TRIGGERS: tuple[bytes, ...] = (
     b"issing",
     b"does not",
     b"exist",
+    b"Segmentation fault",
+    b"core dumped",
+    b"terminate called",
+    b"SIGSEGV",
+    b"Floating point exception",
+    b"Illegal instruction",
 )
 
 _NOISE = re.compile(
@@ -44,7 +50,8 @@ _REAL = re.compile(
     r"(?<![\w=-])(?:error|ERROR)\b(?![=-])|\b\w*Error\b(?!\s*\d)(?=:|\s|$)|\bfatal\b|\bFAIL\b|"
     r"Killed signal|undefined reference|undefined symbol|relocation truncated|No space left|"
     r"cannot find -l|catastrophic error|internal compiler error|No such file or directory|"
-    r"does not contain a CMakeLists|Could not find \S*third_party"
+    r"does not contain a CMakeLists|Could not find \S*third_party|Segmentation fault|"
+    r"core dumped|terminate called after|SIGSEGV|Floating point exception|Illegal instruction"
 )
 _STATUS = re.compile(r"^\s*\[\d+/\d+[\] ]")
 _FAILED = re.compile(r"^\s*FAILED: (?:\[code=\d+\] )?(?P<target>\S+)")

@@ -39,6 +39,43 @@ class ErrorBlock(_Frozen):
         return self.lines[0]
 
 
+ErrorKind = Literal[
+    "killed",
+    "missing-header",
+    "linker-undefined",
+    "linker-missing-lib",
+    "linker",
+    "import-missing-lib",
+    "import-symbol",
+    "import-version",
+    "import-module",
+    "crash",
+    "cmake",
+    "compiler",
+    "pip",
+    "python",
+    "ninja",
+    "other",
+]
+
+
+class TypedError(_Frozen):
+    """The first real failure, parsed: its class and the fields that say what is missing."""
+
+    kind: ErrorKind
+    line: int
+    message: str = Field(description="the failure's text; a CMake block joined, gcc wording")
+    tool: str | None = None
+    file: str | None = None
+    header: str | None = None
+    symbol: str | None = Field(None, description="demangled scope first, then the raw symbol")
+    library: str | None = None
+    module: str | None = None
+    exception: str | None = None
+    target: str | None = None
+    versions: tuple[str, ...] = Field((), description="version numbers the message quotes")
+
+
 class Finding(_Frozen):
     """A rule that matched, with the lines that show it."""
 
@@ -61,6 +98,9 @@ class Finding(_Frozen):
         None, description="the rule's version ranges hold for the given context (None: unknown)"
     )
     score: float
+    generic: bool = Field(
+        False, description="the generic diagnosis of the error's class, not a specific rule"
+    )
 
     @classmethod
     def of(cls, rule: Rule, **kwargs: object) -> Finding:
@@ -88,6 +128,7 @@ class Diagnosis(_Frozen):
 
     findings: tuple[Finding, ...] = ()
     first_error: ErrorBlock | None = None
+    error: TypedError | None = Field(None, description="the first real failure, parsed")
     error_blocks: int = Field(0, description="how many separate error blocks the log holds")
     lines_scanned: int = 0
     bytes_scanned: int = 0
@@ -103,17 +144,26 @@ class Diagnosis(_Frozen):
 
     @property
     def cause(self) -> Finding | None:
-        """The best-ranked finding of severity error: what the build pipeline reports."""
-        return next((f for f in self.findings if f.severity == "error"), None)
+        """The best-ranked specific rule of severity error: what the build pipeline reports."""
+        return next((f for f in self.findings if f.severity == "error" and not f.generic), None)
+
+    @property
+    def generic(self) -> Finding | None:
+        """The generic diagnosis of the first error's class (when no specific rule explains)."""
+        return next((f for f in self.findings if f.generic), None)
 
     @property
     def failed(self) -> bool:
         """The log shows a real error (known or not)."""
-        return self.first_error is not None or any(f.severity == "error" for f in self.findings)
+        return (
+            self.first_error is not None
+            or self.error is not None
+            or any(f.severity == "error" for f in self.findings)
+        )
 
     @property
     def known_cause(self) -> bool:
-        return any(f.severity == "error" for f in self.findings)
+        return self.cause is not None
 
     def warnings(self) -> tuple[Finding, ...]:
         return tuple(f for f in self.findings if f.severity == "warning")

@@ -21,10 +21,12 @@ from dataclasses import dataclass, field
 
 from torchsmith.doctor.blocks import BlockBuilder
 from torchsmith.doctor.classify import GENERIC_TRIGGERS, classify
+from torchsmith.doctor.generic import diagnose_generic
 from torchsmith.doctor.linear import PatternSet
-from torchsmith.doctor.models import Diagnosis, Evidence, Finding
+from torchsmith.doctor.models import Diagnosis, ErrorBlock, Evidence, Finding, TypedError
 from torchsmith.doctor.ruledb import Rule, literal_runs, load_rules, needle
-from torchsmith.doctor.stream import Candidate, Scanner, chunks_of
+from torchsmith.doctor.stream import Scanner, chunks_of
+from torchsmith.doctor.structure import normalise, read_block
 
 LogSource = str | os.PathLike[str] | Iterable[str]
 MAX_EVIDENCE = 3
@@ -66,6 +68,14 @@ class RuleMatcher:
             found.setdefault(self.owners[index].id, self.owners[index])
         return list(found.values())
 
+    def match_any(self, text: str) -> list[Rule]:
+        """The rules matching the line as printed or in gcc's wording (:func:`normalise`)."""
+        found = {r.id: r for r in self.match(text)}
+        normal = normalise(text)
+        if normal != text:
+            found.update((r.id, r) for r in self.match(normal))
+        return list(found.values())
+
 
 @functools.cache
 def _default_matcher() -> RuleMatcher:
@@ -88,17 +98,31 @@ def diagnose(
         info = classify(cand.text)
         builder.feed(cand, info)
         if info.kind != "command":
-            _record(hits, matcher.match(cand.text), cand, builder.open_index)
+            _record(hits, matcher.match_any(cand.text), cand.number, cand.text, builder.open_index)
     builder.finish()
+    error = read_block(builder.blocks[0]) if builder.blocks else None
+    if error is not None and error.kind == "cmake":
+        _record_joined(hits, matcher.match(error.message), builder.blocks[0], error.line)
     findings = _rank(hits.values(), context or {}, scanner.lines)
     return Diagnosis(
-        findings=tuple(findings),
+        findings=_with_generic(findings, error),
         first_error=builder.blocks[0] if builder.blocks else None,
+        error=error,
         error_blocks=builder.count,
         lines_scanned=scanner.lines,
         bytes_scanned=scanner.bytes,
         cut_short=cuts[0] if cuts else None,
     )
+
+
+def _with_generic(findings: list[Finding], error: TypedError | None) -> tuple[Finding, ...]:
+    """The generic diagnosis of the first error's class, ranked below every specific rule
+    (a warning that explains the failure, a feature switched off, is more specific)."""
+    if error is None:
+        return tuple(findings)
+    score = min((f.score for f in findings), default=2.0) - 1.0
+    generic = diagnose_generic(error).model_copy(update={"score": round(score, 2)})
+    return (*findings, generic)
 
 
 def warnings_that_changed_result(
@@ -108,14 +132,28 @@ def warnings_that_changed_result(
     return diagnose(lines, context).warnings()
 
 
-def _record(hits: dict[str, _Hits], rules: list[Rule], cand: Candidate, block: int | None) -> None:
+def _record(
+    hits: dict[str, _Hits], rules: list[Rule], number: int, text: str, block: int | None
+) -> None:
     for rule in rules:
         entry = hits.setdefault(rule.id, _Hits(rule))
         entry.count += 1
         if len(entry.evidence) < MAX_EVIDENCE:
-            entry.evidence.append(Evidence(line=cand.number, text=cand.text))
+            entry.evidence.append(Evidence(line=number, text=text))
         if block is not None:
             entry.blocks.add(block)
+
+
+def _record_joined(hits: dict[str, _Hits], rules: list[Rule], block: ErrorBlock, line: int) -> None:
+    """Rules that match the first error's message joined over its wrapped lines: they belong
+    to the first block; the evidence is the message's first line, as printed."""
+    printed = next((e.text for e in (*block.context, *block.lines) if e.line == line), "")
+    for rule in rules:
+        entry = hits.setdefault(rule.id, _Hits(rule))
+        entry.blocks.add(0)
+        if not entry.evidence:
+            entry.count += 1
+            entry.evidence.append(Evidence(line=line, text=printed))
 
 
 def _rank(all_hits: Iterable[_Hits], context: Mapping[str, str], total: int) -> list[Finding]:

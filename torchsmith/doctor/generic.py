@@ -1,0 +1,404 @@
+"""The generic diagnosis of a typed error's class, for a failure no specific rule explains.
+
+A missing header, an undefined symbol, a library not found, a module not found: each names the
+component that provides it (``components.toml``: Debian package, PyPI wheel, conda-forge name, the
+variable that points the build at it); a killed compiler is memory; a crash at import is a
+native library of another build; a CMake error names the package or version it wants.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import functools
+import sys
+from importlib import resources
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict
+
+from torchsmith.doctor.models import Evidence, Finding, TypedError
+from torchsmith.doctor.structure import _rx
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+GENERIC_SCORE = 1.0  # below every specific rule that matched an error anywhere in the log
+_CMAKE_PACKAGE = _rx(
+    r'Could NOT find (\w+)|provided by "(\w+)"|[Ff]ind(\w+)\.cmake|Could not find (\w+)'
+)
+PIP_NAMES = {  # import name -> PyPI project, where they differ (each project's PyPI page)
+    "yaml": "pyyaml",
+    "cv2": "opencv-python",
+    "PIL": "pillow",
+    "sklearn": "scikit-learn",
+    "google.protobuf": "protobuf",
+    "google": "protobuf",
+    "skbuild": "scikit-build",
+    "Cython": "cython",
+    "typing_extensions": "typing-extensions",
+    "pkg_resources": "setuptools",
+    "distutils": "setuptools",
+}
+
+
+class Component(BaseModel):
+    """Who provides a header, symbol, library or module, and how to install it."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: str
+    title: str
+    headers: tuple[str, ...] = ()
+    symbols: tuple[str, ...] = ()
+    libraries: tuple[str, ...] = ()
+    modules: tuple[str, ...] = ()
+    debian: str
+    pypi: str
+    conda: str
+    variables: tuple[str, ...] = ()
+    source: str
+
+
+@functools.cache
+def components() -> tuple[Component, ...]:
+    text = (resources.files("torchsmith.doctor") / "components.toml").read_text(encoding="utf-8")
+    return tuple(Component.model_validate(row) for row in tomllib.loads(text)["component"])
+
+
+def by_header(header: str) -> Component | None:
+    return next(
+        (c for c in components() for g in c.headers if fnmatch.fnmatchcase(header, g)), None
+    )
+
+
+def by_symbol(symbol: str) -> Component | None:
+    found = [(len(p), c) for c in components() for p in c.symbols if symbol.startswith(p)]
+    return max(found, key=lambda pair: pair[0])[1] if found else None
+
+
+def by_library(library: str) -> Component | None:
+    name = library.rsplit("/", 1)[-1].removeprefix("lib").split(".so")[0].split(".a")[0]
+    return next(
+        (c for c in components() for g in c.libraries if fnmatch.fnmatchcase(name, g)), None
+    )
+
+
+def by_module(module: str) -> Component | None:
+    return next(
+        (c for c in components() for g in c.modules if fnmatch.fnmatchcase(module, g)), None
+    )
+
+
+def by_name(name: str) -> Component | None:
+    low = name.lower()
+    return next((c for c in components() if c.name == low or low.startswith(c.name)), None)
+
+
+def diagnose_generic(error: TypedError) -> Finding:
+    """The generic finding for ``error``'s class, with the facts its fields lead to."""
+    fields = _BY_KIND.get(error.kind, _other)(error)
+    return Finding.model_validate(
+        {
+            "rule_id": f"generic-{error.kind}",
+            "severity": "error",
+            "fix_env": {},
+            "affected": "any build",
+            "evidence": (Evidence(line=error.line, text=error.message),),
+            "count": 1,
+            "in_first_error": True,
+            "score": GENERIC_SCORE,
+            "generic": True,
+            **fields,
+        }
+    )
+
+
+def _install(c: Component) -> str:
+    return f"install {c.title}: Debian {c.debian}; PyPI {c.pypi}; conda-forge {c.conda}"
+
+
+def _points(c: Component) -> str:
+    return f"; point the build at it with {', '.join(c.variables)}" if c.variables else ""
+
+
+def _with(component: Component | None, extra: tuple[str, ...] = ()) -> dict[str, Any]:
+    tags = (*((component.name,) if component else ()), *extra)
+    return {"tags": tags, "fix_packages": (component.debian,) if component else ()}
+
+
+def _missing_header(e: TypedError) -> dict[str, Any]:
+    header = e.header or "?"
+    c = by_header(header)
+    base = {"category": "missing-header", "stage": "compile", "title": f"missing header {header}"}
+    if c is not None:
+        return base | _with(c, ("headers",)) | {
+            "cause": f"{header} belongs to {c.title}, which is not installed or not on the "
+            "include path.",
+            "fix": _install(c) + _points(c) + ".",
+            "source": c.source,
+        }
+    std = "." not in header.rsplit("/", 1)[-1]
+    cause = (
+        f"<{header}> is a C++ standard library header this compiler's library lacks (a "
+        "compiler older than the C++ standard the code needs, or no libstdc++ -dev package)."
+        if std
+        else f"No installed package puts {header} on the include path."
+    )
+    fix = (
+        "use a newer g++/clang++ (and its libstdc++-N-dev) that provides it"
+        if std
+        else f"find the package that ships {header} (Debian: apt-file search {header}, or "
+        "packages.debian.org's Contents search) and install it, or add its directory with "
+        "-I / CPATH / CMAKE_PREFIX_PATH"
+    )
+    return base | {
+        "tags": ("compiler" if std else "headers",),
+        "cause": cause,
+        "fix": fix + ".",
+        "source": "https://gcc.gnu.org/onlinedocs/cpp/Search-Path.html",
+    }
+
+
+def _symbol_finding(e: TypedError, stage: str) -> dict[str, Any]:
+    symbol = e.symbol or "?"
+    abi = "__cxx11" in symbol or "B5cxx11" in symbol
+    c = by_symbol(symbol)
+    who = f"{c.title}" if c else "a library missing from the link line or of another version"
+    cause = f"Nothing linked defines {symbol}: it should come from {who}."
+    if abi:
+        cause += (
+            " It is a std::__cxx11 (new C++ ABI) symbol: the two sides were built with different "
+            "_GLIBCXX_USE_CXX11_ABI settings."
+        )
+    if stage == "import":
+        cause = f"At import a loaded library lacks {symbol} (from {who}): it was built against "
+        cause += "another version of it than the one found at run time."
+    fix = (
+        _install(c) + _points(c) + "; rebuild against the version that is loaded"
+        if c
+        else "add the library that defines it to the link line (-l...), in the right order"
+    )
+    return _with(c, ("undefined-symbol", *(("abi", "cxx11-abi") if abi else ()))) | {
+        "category": "abi" if abi or stage == "import" else "linker",
+        "stage": stage,
+        "title": f"undefined symbol {symbol.split(' (')[0]}",
+        "cause": cause,
+        "fix": fix + ".",
+        "source": c.source if c else "https://sourceware.org/binutils/docs/ld/Options.html",
+    }
+
+
+def _linker_undefined(e: TypedError) -> dict[str, Any]:
+    return _symbol_finding(e, "link")
+
+
+def _import_symbol(e: TypedError) -> dict[str, Any]:
+    return _symbol_finding(e, "import")
+
+
+def _library_finding(e: TypedError, stage: str) -> dict[str, Any]:
+    library = e.library or "?"
+    c = by_library(library)
+    where = "the linker's search path (-L, LIBRARY_PATH)" if stage == "link" else (
+        "the loader's search path (RPATH, LD_LIBRARY_PATH, ldconfig)"
+    )
+    return _with(c, ("missing-library",)) | {
+        "category": "libraries",
+        "stage": stage,
+        "title": f"library {library} not found",
+        "cause": f"{library} ({c.title if c else 'a shared library'}) is not on {where}.",
+        "fix": (_install(c) + _points(c) if c else f"install the package that ships {library}")
+        + f", or add its directory to {where}.",
+        "source": c.source if c else "https://man7.org/linux/man-pages/man8/ld.so.8.html",
+    }
+
+
+def _linker_missing_lib(e: TypedError) -> dict[str, Any]:
+    return _library_finding(e, "link")
+
+
+def _import_missing_lib(e: TypedError) -> dict[str, Any]:
+    return _library_finding(e, "import")
+
+
+def _import_version(e: TypedError) -> dict[str, Any]:
+    symbol = e.symbol or "?"
+    glibc = symbol.startswith("GLIBC_")
+    lib = "glibc" if glibc else "libstdc++"
+    return {
+        "category": "abi",
+        "tags": (lib, "abi"),
+        "stage": "import",
+        "title": f"{lib} older than the binary needs ({symbol})",
+        "cause": f"A library was built with a newer {'glibc' if glibc else 'gcc'} and needs "
+        f"{symbol}; the {lib} loaded at run time is older.",
+        "fix": (
+            "run on a system with that glibc or newer, or build on an older one (manylinux)"
+            if glibc
+            else "put a newer libstdc++.so.6 first (conda's libstdcxx-ng, LD_LIBRARY_PATH), or "
+            "build with the system's gcc"
+        )
+        + ".",
+        "source": "https://gcc.gnu.org/onlinedocs/libstdc++/manual/abi.html",
+    }
+
+
+def _import_module(e: TypedError) -> dict[str, Any]:
+    module = e.module or "?"
+    c = by_module(module)
+    top = module.split(".")[0]
+    project = PIP_NAMES.get(module, PIP_NAMES.get(top, top))
+    return _with(c, ("python-deps", project)) | {
+        "category": "python-deps",
+        "stage": "import",
+        "title": f"Python module {module} not found",
+        "cause": f"{module} is not installed in the interpreter that ran (build isolation or "
+        "another environment hides it).",
+        "fix": f"pip install {project} in that environment (or --no-build-isolation if the "
+        "build needs it at build time).",
+        "source": f"https://pypi.org/project/{project}/",
+    }
+
+
+def _killed(e: TypedError) -> dict[str, Any]:
+    return {
+        "category": "resources",
+        "tags": ("oom", "memory", "max-jobs"),
+        "stage": "compile",
+        "title": f"{e.tool or 'the compiler'} was killed (out of memory)",
+        "cause": "The kernel's OOM killer (or a memory limit) ended a compiler process: too many "
+        "parallel jobs for the RAM.",
+        "fix": "lower the parallel jobs (MAX_JOBS) or add RAM/swap; torchsmith plans MAX_JOBS "
+        "from free memory.",
+        "fix_env": {"MAX_JOBS": "2"},
+        "source": "https://github.com/pytorch/pytorch/blob/main/setup.py",
+    }
+
+
+def _crash(e: TypedError) -> dict[str, Any]:
+    return {
+        "category": "crash",
+        "tags": ("crash", "import", "runtime"),
+        "stage": "import",
+        "title": "native crash (" + e.message[:60] + ")",
+        "cause": "Native code crashed: a library built for another CPU, ABI or version of a "
+        "dependency (two copies of libstdc++/OpenMP/protobuf loaded, an extension built "
+        "against another torch) is the usual reason.",
+        "fix": "run it again with python -X faulthandler (or under gdb) to see the library "
+        "that crashed, and check `torchsmith doctor --env`.",
+        "source": "https://docs.python.org/3/library/faulthandler.html",
+    }
+
+
+def _cmake(e: TypedError) -> dict[str, Any]:
+    match = _CMAKE_PACKAGE.search(e.message)
+    package = next((g for g in match.groups() if g), None) if match else None
+    c = by_name(package) if package else None
+    versions = ", ".join(e.versions)
+    floor = "version" in e.message.lower() and bool(e.versions)
+    cause = f"CMake stopped: {e.message[:300]}"
+    if package:
+        fix = (
+            f"install {package} and point CMake at it ({package}_DIR, CMAKE_PREFIX_PATH)"
+            if c is None
+            else _install(c) + _points(c)
+        )
+    elif floor:
+        fix = f"use versions that meet the requirement (versions in the message: {versions})"
+    else:
+        fix = "read the CMake message above; the named file and line hold the check that failed"
+    return _with(c, ("cmake", *(("version-floor",) if floor else ()))) | {
+        "category": "version-floor" if floor else "cmake",
+        "stage": "configure",
+        "title": f"CMake error{f': {package} not found' if package else ''}",
+        "cause": cause,
+        "fix": fix + ".",
+        "source": "https://cmake.org/cmake/help/latest/command/find_package.html",
+    }
+
+
+def _compiler(e: TypedError) -> dict[str, Any]:
+    versions = f" (versions named: {', '.join(e.versions)})" if e.versions else ""
+    return {
+        "category": "compiler",
+        "tags": ("compiler", *((e.tool,) if e.tool else ())),
+        "stage": "compile",
+        "title": f"compile error in {e.file or 'a source file'}",
+        "cause": f"{e.tool or 'The compiler'} rejects this source{versions}: most often a "
+        "compiler or CUDA newer (or older) than the release supports, or a bundled "
+        "third-party library broken by a newer gcc/glibc.",
+        "fix": "build with the compiler version the release was tested with (torchsmith plan "
+        "picks one), or apply the upstream fix for that file.",
+        "source": "https://docs.nvidia.com/cuda/cuda-installation-guide-linux/index.html",
+    }
+
+
+def _simple(category: str, title: str, cause: str, fix: str, source: str) -> Any:
+    def build(e: TypedError) -> dict[str, Any]:
+        return {
+            "category": category,
+            "tags": (category,),
+            "stage": "install" if category == "pip" else "compile",
+            "title": title.format(e=e),
+            "cause": cause.format(e=e),
+            "fix": fix,
+            "source": source,
+        }
+
+    return build
+
+
+_pip = _simple(
+    "pip",
+    "pip could not install a requirement",
+    "pip failed: {e.message}",
+    "check the requirement's versions for this Python and platform (pip index versions NAME).",
+    "https://pip.pypa.io/en/stable/topics/dependency-resolution/",
+)
+_python = _simple(
+    "python",
+    "Python {e.exception} during the build",
+    "{e.message}",
+    "the exception's message and the traceback above name the failing step.",
+    "https://docs.python.org/3/tutorial/errors.html",
+)
+_linker = _simple(
+    "linker",
+    "the link failed",
+    "ld failed: {e.message}",
+    "the lines above the collect2 line name the missing symbol or library.",
+    "https://sourceware.org/binutils/docs/ld/Options.html",
+)
+_ninja = _simple(
+    "build-step",
+    "build step {e.target} failed",
+    "A build edge failed without a recognised message: {e.message}",
+    "read the failed command's output (shown as the first error block).",
+    "https://ninja-build.org/manual.html",
+)
+_other = _simple(
+    "unknown-error",
+    "an error no rule knows",
+    "{e.message}",
+    "the first error block above is the place to look.",
+    "https://github.com/pytorch/pytorch/issues",
+)
+_BY_KIND = {
+    "missing-header": _missing_header,
+    "linker-undefined": _linker_undefined,
+    "import-symbol": _import_symbol,
+    "linker-missing-lib": _linker_missing_lib,
+    "import-missing-lib": _import_missing_lib,
+    "import-version": _import_version,
+    "import-module": _import_module,
+    "killed": _killed,
+    "crash": _crash,
+    "cmake": _cmake,
+    "compiler": _compiler,
+    "pip": _pip,
+    "python": _python,
+    "linker": _linker,
+    "ninja": _ninja,
+}

@@ -1,0 +1,185 @@
+"""The structural reader: the first real failure of a log as a typed error, before any rule.
+
+The first error block (with the lines around it) is read by a fixed list of recognisers, most
+telling first: a killed compiler, a missing header (gcc, clang, nvcc/EDG and MSVC wordings), an
+undefined symbol or missing library at link time, a failure at import (missing shared library,
+undefined symbol, missing module, a symbol version not found), a crash (segfault, abort, SIGILL),
+a CMake error block (its wrapped lines joined), a compiler diagnostic, a pip/resolver error, a
+Python exception, a ninja ``FAILED`` edge. Every pattern is an RE2 automaton (linear time).
+
+:func:`normalise` rewrites clang/nvcc/lld phrasings and typographic quotes to gcc's wording, so a
+rule written from gcc's message also matches the others.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+import re2
+
+from torchsmith.doctor.linear import MAX_LINE
+from torchsmith.doctor.models import ErrorBlock, Evidence, TypedError
+
+
+def _rx(pattern: str) -> re2._Regexp:
+    options = re2.Options()
+    options.log_errors = False
+    return re2.compile(pattern, options=options)
+
+
+_QUOTES = str.maketrans({"‘": "'", "’": "'", "“": '"', "”": '"', "`": "'", "«": '"', "»": '"'})
+_REWRITES = (  # (RE2 pattern, replacement): clang/nvcc/msvc/lld wording -> gcc wording
+    (_rx(r"'([^'\s]+)' file not found"), r"\1: No such file or directory"),
+    (_rx(r'cannot open source file "([^"\s]+)"'), r"\1: No such file or directory"),
+    (_rx(r"Cannot open include file: '([^'\s]+)'"), r"\1: No such file or directory"),
+    (_rx(r"use of undeclared identifier '([^'\s]+)'"), r"'\1' was not declared in this scope"),
+    (_rx(r"ld\.lld: error: undefined symbol: (\S+)"), r"ld: undefined reference to '\1'"),
+    (_rx(r"ld\.lld: error: unable to find library -l(\S+)"), r"ld: cannot find -l\1"),
+    (_rx(r"\s+"), " "),
+)
+
+
+def normalise(text: str) -> str:
+    """One message in gcc's wording: plain quotes, clang/nvcc/MSVC/lld phrasings rewritten,
+    runs of white space as one space."""
+    text = text.translate(_QUOTES)
+    for regex, replacement in _REWRITES:
+        text = regex.sub(replacement, text)
+    return text.strip()
+
+
+@dataclass(frozen=True)
+class _Recogniser:
+    kind: str
+    regex: re2._Regexp
+    tool: str | None = None
+
+
+def _r(kind: str, pattern: str, tool: str | None = None) -> _Recogniser:
+    return _Recogniser(kind, _rx(pattern), tool)
+
+
+# The order is the ranking: the first recogniser with a match anywhere in the block wins.
+RECOGNISERS = (
+    _r("killed", r"Killed signal terminated program (?P<tool>\S+)"),
+    _r("killed", r"(?P<tool>cc1plus|cc1|cicc|ptxas|ld|nvcc)\S*:? (?:fatal error: )?out of memory"),
+    _r("killed", r"(?P<tool>cicc|ptxas|nvlink|fatbinary)'? died due to signal 9\b"),
+    _r("killed", r"virtual memory exhausted|ld terminated with signal 9|signal 9 \[Killed\]"),
+    _r("killed", r"returned non-zero exit status (?:-9|137)\b|exit (?:status|code) 137\b"),
+    _r("missing-header", r"(?P<header>[\w./+-]+): No such file or directory", "gcc"),
+    _r("linker-undefined", r"undefined reference to '(?P<symbol>[^']+)'", "ld"),
+    _r("linker-undefined", r"Undefined symbols for architecture \S+", "ld64"),
+    _r("linker-missing-lib", r"cannot find -l(?P<library>[\w.+-]+)", "ld"),
+    _r("linker-missing-lib", r"No rule to make target '(?P<library>[^']+\.(?:so|a)[\d.]*)'"),
+    _r("import-missing-lib", r"(?P<library>[\w.+-]+\.so[\w.]*): cannot open shared object file"),
+    _r("import-symbol", r"undefined symbol: (?P<symbol>\S+)"),
+    _r("import-version", r"version '(?P<symbol>(?:GLIBCXX|CXXABI|GLIBC)_[\d.]+)' not found"),
+    _r("import-module", r"No module named '(?P<module>[\w.]+)'", "python"),
+    _r(
+        "crash",
+        r"Segmentation fault|Aborted \(core dumped\)|Illegal instruction|Bus error|"
+        r"terminate called after throwing|SIGSEGV|SIGILL|Floating point exception|"
+        r"free\(\): invalid|double free or corruption|core dumped",
+    ),
+    _r("cmake", r"CMake Error(?: at (?P<file>[^:\s]+):\d+)?", "cmake"),
+    _r("compiler", r"(?P<file>[^\s:]+):\d+(?::\d+)?: (?:fatal )?error: ", "gcc"),
+    _r("compiler", r"(?P<file>[^\s(]+)\(\d+\): (?:catastrophic )?error: ", "nvcc"),
+    _r("compiler", r"(?:nvcc|ptxas|cicc|nvlink) (?:fatal|error)\s*: ", "nvcc"),
+    _r("compiler", r"internal compiler error", "gcc"),
+    _r(
+        "pip",
+        r"Could not find a version that satisfies|No matching distribution found|"
+        r"ResolutionImpossible|dependency conflicts|Failed to build|is not a supported wheel",
+        "pip",
+    ),
+    _r("python", r"(?P<exception>\b[\w.]*(?:Error|Exception)): ", "python"),
+    _r("linker", r"collect2: error: ld returned|ld returned \d+ exit status", "ld"),
+    _r("ninja", r"FAILED: (?P<target>\S+)", "ninja"),
+)
+_VERSION = _rx(r"\b\d+\.\d+(?:\.\d+)*\b")
+_TOOL = _rx(r"\b(g\+\+|gcc|clang\+\+|clang|nvcc|ptxas|cicc|ld\.lld|ld\.gold|ld|cmake|pip)\b")
+_CMAKE_END = _rx(r"^(?:-- |CMake (?:Error|Warning)|Call Stack|\S)")
+
+
+def read_block(block: ErrorBlock) -> TypedError | None:
+    """The typed error of one error block (None only for a block with no text)."""
+    lines = _lines(block)
+    if not lines:
+        return None
+    normal = [(e.line, normalise(e.text[:MAX_LINE])) for e in lines]
+    for rec in RECOGNISERS:
+        for index, (number, text) in enumerate(normal):
+            match = rec.regex.search(text)
+            if match is not None:
+                message = _message(rec.kind, lines, index)
+                return _typed(rec, match.groupdict(), number, message)
+    number, text = normal[0]
+    return TypedError(kind="other", line=number, message=text, versions=_versions(text))
+
+
+def _lines(block: ErrorBlock) -> list[Evidence]:
+    seen: dict[int, Evidence] = {e.line: e for e in block.context}
+    for e in block.lines:
+        seen.setdefault(e.line, e)
+    return [seen[n] for n in sorted(seen)]
+
+
+def _message(kind: str, lines: list[Evidence], index: int) -> str:
+    """The failure's message: a CMake error with its wrapped, indented lines joined; else the
+    line itself."""
+    if kind != "cmake":
+        return normalise(lines[index].text)
+    return join_cmake([e.text for e in lines[index:]])
+
+
+def join_cmake(lines: Iterable[str]) -> str:
+    """A CMake error block as one message: the ``CMake Error ...`` line and the indented lines
+    after it (blank lines inside the block allowed), up to the next unindented line."""
+    parts: list[str] = []
+    for i, text in enumerate(lines):
+        if i and text.strip() and _CMAKE_END.search(text) is not None:
+            break
+        parts.append(text.strip())
+    return normalise(" ".join(p for p in parts if p))
+
+
+def _typed(rec: _Recogniser, groups: dict[str, str | None], line: int, message: str) -> TypedError:
+    tool = groups.get("tool") or rec.tool or _tool(message)
+    return TypedError(
+        kind=rec.kind,
+        line=line,
+        message=message[:MAX_LINE],
+        tool=tool,
+        file=groups.get("file"),
+        header=groups.get("header"),
+        symbol=demangle(groups.get("symbol")),
+        library=groups.get("library"),
+        module=groups.get("module"),
+        exception=groups.get("exception"),
+        target=groups.get("target"),
+        versions=_versions(message),
+    )
+
+
+def _tool(text: str) -> str | None:
+    match = _TOOL.search(text)
+    return match.group(1) if match else None
+
+
+def _versions(text: str) -> tuple[str, ...]:
+    return tuple(dict.fromkeys(m.group(0) for m in _VERSION.finditer(text)))[:6]
+
+
+def demangle(symbol: str | None) -> str | None:
+    """A readable name for a mangled C++ symbol's scope (``_ZN3c1010TensorImpl...`` ->
+    ``c10::TensorImpl``); other symbols as given. Only the leading nested name is decoded."""
+    if not symbol or not symbol.startswith("_Z"):
+        return symbol
+    rest, parts = symbol[2:].removeprefix("N").removeprefix("K"), []
+    while rest[:1].isdigit():
+        digits = len(rest) - len(rest.lstrip("0123456789"))
+        size = int(rest[:digits])
+        parts.append(rest[digits : digits + size])
+        rest = rest[digits + size :]
+    return "::".join(parts) + f" ({symbol})" if parts else symbol
