@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 import torchsmith
+from torchsmith.container import env_file
 from torchsmith.container.engines import EngineChoice
 from torchsmith.errors import PlanError, Problem
 from torchsmith.matrix.combinations import env_text
@@ -150,8 +151,9 @@ def spec_env(rs: ResolvedSpec) -> dict[str, str]:
 
 
 def proxy_env(env: Mapping[str, str]) -> dict[str, str]:
-    """The host's proxy settings, unless they carry credentials (never on a command line)."""
-    return {k: env[k] for k in PROXIES if env.get(k) and not _USERINFO.search(env[k])}
+    """The host's proxy settings, credentials included: they reach the container by a private
+    file (:meth:`Session.run_argv`), never on a command line."""
+    return {k: env[k] for k in PROXIES if env.get(k)}
 
 
 def requirements() -> list[str]:
@@ -175,15 +177,24 @@ class Session:
     caps: tuple[str, ...] = ()
 
     def run_argv(self, argv: Sequence[str | Path], env: Mapping[str, str] = {}) -> list[str]:
-        """``buildah run`` of ``argv`` in the container, the mounts at the same paths."""
+        """``buildah run`` of ``argv`` in the container, the mounts at the same paths. The
+        environment never goes on this argv (world-readable): it is written to a 0600 file
+        under the first mount, which the command inside reads and deletes (env_file.py)."""
         head = [*self.buildah, "run", "--isolation", "chroot"]
         for cap in self.caps:
             head += ["--cap-add", cap]
         for path in self.mounts:
             head += ["-v", f"{path}:{path}"]
-        for key, value in [*self.env, *sorted(env.items())]:
-            head += ["--env", f"{key}={value}"]
-        return [*head, self.container, "--", *(str(a) for a in argv)]
+        command = [str(a) for a in argv]
+        values = [*self.env, *sorted(env.items())]
+        if values:
+            command = env_file.wrapped(command, env_file.write(self.mounts[0], values))
+        return [*head, self.container, "--", *command]
+
+    def release(self) -> None:
+        """Remove an environment file a failed engine call left behind."""
+        if self.mounts:
+            env_file.release(self.mounts[0])
 
     def copy_argv(self, src: Path, dest: str) -> list[str]:
         return [*self.buildah, "copy", self.container, str(src), dest]

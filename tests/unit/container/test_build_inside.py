@@ -38,16 +38,22 @@ def test_the_given_spec_reaches_the_torchsmith_inside_with_backend_local() -> No
     assert inner.backend == "local" and values["accelerator"] == "cpu"
 
 
-def test_commands_run_in_the_container_with_the_mounts_at_the_same_paths() -> None:
+def test_commands_run_in_the_container_with_the_mounts_at_the_same_paths(tmp_path: Path) -> None:
     s = inside.Session(
-        inside.buildah_head(BUILDAH), "ctr", (Path("/c"), Path("/d")), (("PYTHONPATH", "/l"),)
+        inside.buildah_head(BUILDAH), "ctr", (tmp_path, Path("/d")), (("PYTHONPATH", "/l"),)
     )
     argv = s.run_argv(["cmake", "--version"], {"TORCHSMITH_TORCH": "2.6.0"})
     assert argv[:6] == ["/usr/bin/buildah", "--storage-driver", "vfs", "--root", "/s/root",
                         "--runroot"]  # fmt: skip
     assert argv[7:11] == ["run", "--isolation", "chroot", "-v"]
-    assert "/c:/c" in argv and "/d:/d" in argv
-    assert argv[-6:] == ["--env", "TORCHSMITH_TORCH=2.6.0", "ctr", "--", "cmake", "--version"]
+    assert f"{tmp_path}:{tmp_path}" in argv and "/d:/d" in argv
+    assert "--env" not in argv and not any("2.6.0" in a for a in argv)  # by file (env_file.py)
+    assert argv[argv.index("ctr") :][:4] == ["ctr", "--", "/bin/sh", "-c"]
+    assert argv[-2:] == ["cmake", "--version"]
+    file = Path(argv[-3])
+    assert file.read_text() == "PYTHONPATH=/l\nTORCHSMITH_TORCH=2.6.0\n"
+    s.release()
+    assert not file.exists()
     assert inside.from_argv(BUILDAH, "localhost/trixie", "never")[-4:] == [
         "from", "--pull=never", "--quiet", "localhost/trixie",
     ]  # fmt: skip
@@ -87,9 +93,10 @@ def test_what_a_container_build_does_not_carry_out_is_refused(tmp_path: Path) ->
     assert [p.field for p in engine] == ["engine"] and "setrlimit" in engine[0].what
 
 
-def test_proxy_settings_with_credentials_never_reach_a_command_line() -> None:
-    env = {"https_proxy": "http://proxy:3128", "http_proxy": "http://u:secret@proxy:3128"}
-    assert inside.proxy_env(env) == {"https_proxy": "http://proxy:3128"}
+def test_proxy_settings_reach_the_container_credentials_included() -> None:
+    """By the private environment file (test_env_file.py), never on a command line."""
+    env = {"https_proxy": "http://proxy:3128", "http_proxy": "u:secret@proxy:3128", "PATH": "/"}
+    assert inside.proxy_env(env) == {k: v for k, v in env.items() if k != "PATH"}
 
 
 def test_the_plan_inside_is_resolved_against_the_images_facts() -> None:
@@ -132,7 +139,7 @@ def test_sifs_are_built_by_sids_apptainer_in_a_builder_container() -> None:
     assert sif.build_argv(Path("/s/a.sif"), Path("/o/a.oci.tar")) == [
         "apptainer", "build", "--force", "/s/a.sif", "oci-archive:/o/a.oci.tar",
     ]  # fmt: skip
-    s = inside.Session(inside.buildah_head(BUILDAH), "b", (Path("/o"),), (), sif.CAPS)
+    s = inside.Session(inside.buildah_head(BUILDAH), "b", (Path("/o"),), (), sif.CAPS)  # no env
     assert s.run_argv(["true"])[7:12] == ["run", "--isolation", "chroot", "--cap-add", "CAP_MKNOD"]
     assert [p.field for p in sif.refusals(None, "buildah")] == ["sif"]
     assert "setrlimit" in sif.refusals(Path("/o"), "podman")[0].what
