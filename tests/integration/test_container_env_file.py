@@ -18,7 +18,8 @@ TRICKY = "it's $(touch pwned) `id` \\ ;\nline2"
 def test_the_shell_exports_the_file_and_deletes_it(tmp_path: Path) -> None:
     values = [("http_proxy", f"alice:{CANARY}@proxy.example:3128"), ("TRICKY", TRICKY)]
     file = env_file.write(tmp_path, values)
-    code = "import json, os; print(json.dumps({k: os.environ.get(k) for k in ('http_proxy', 'TRICKY')}))"
+    keys = "('http_proxy', 'TRICKY')"
+    code = f"import json, os; print(json.dumps({{k: os.environ.get(k) for k in {keys}}}))"
     argv = env_file.wrapped([sys.executable, "-c", code], file)
     done = subprocess.run(
         argv, capture_output=True, text=True, timeout=30, cwd=tmp_path, check=True
