@@ -1,0 +1,45 @@
+"""A companion's repair step: auditwheel with torch's own libraries left external (the
+companion loads the torch it was built against) besides the driver, its repaired wheel
+recorded, and a rerun that takes the repaired wheel of the same compiled wheel."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from tests.unit.steps.companion.rig import TORCH_LIBS, companion_rig, companion_wheel
+from torchsmith.steps.companion import repair
+
+
+def test_torch_libraries_and_the_driver_stay_external(tmp_path: Path) -> None:
+    rig = companion_rig(tmp_path)
+    skip = repair.excluded(rig.ctx, TORCH_LIBS)
+    assert skip[:2] == ["libcuda.so.1", "libnvidia-ml.so.1"]
+    assert skip[2:] == sorted(TORCH_LIBS)
+
+
+def test_the_repaired_wheel_is_recorded_and_reused(tmp_path: Path) -> None:
+    rig = companion_rig(tmp_path)
+    assert rig.state.companions is not None
+    made = rig.state.companions.of("torchvision")
+    made.built = companion_wheel(tmp_path / "wheels")
+    repair.run(rig.ctx, rig.state, "torchvision")
+    [audit] = [argv for argv in rig.executor.ran if "auditwheel" in argv]
+    assert audit[3:6] == ["repair", "--plat", "auto"]
+    assert "libc10.so" in audit and "libcuda.so.1" in audit and audit[-1] == str(made.built)
+    assert made.repair is not None and made.wheel is not None
+    assert made.wheel.parent == rig.ctx.workspace.root / "companions" / "torchvision" / "repaired"
+    assert made.repair["excluded"][-1] == "libtorch_cpu.so"
+    marker = json.loads(rig.ctx.workspace.marker("torchvision-repair").read_text())
+    assert marker["repaired"] == str(made.wheel)
+
+    rig.executor.ran.clear()
+    made.wheel = made.repair = None
+    repair.run(rig.ctx, rig.state, "torchvision")
+    assert rig.executor.ran == [] and made.wheel is not None  # the same compiled wheel
+    assert "repaired by an earlier run" in " ".join(rig.reporter.lines)
+
+
+def test_the_platform_tag_is_read_from_the_file_name() -> None:
+    name = Path("torchvision-0.21.0-cp311-cp311-manylinux_2_34_x86_64.whl")
+    assert repair.platform_tag(name) == "manylinux_2_34_x86_64"
