@@ -4,7 +4,8 @@ trixie's source package (pytorch 2.6.0+dfsg-7, its signed .dsc checked), configu
 a private store) from a base made by ``debootstrap --variant=minbase trixie`` (cached as a
 tarball per test cache) and imported with ``buildah from scratch`` + ``add`` + ``commit``.
 
-Checked: the manifest records the image and its facts (trixie, GCC 14.2, Python 3.13, glibc
+Checked: `torchsmith plan --backend docker --json` shows the steps the build inside ran; the
+manifest records the image and its facts (trixie, GCC 14.2, Python 3.13, glibc
 2.41) and the toolchain the pipeline found inside; ``libc10.so`` on the host (the cache root is
 mounted) carries GCC 14.2's ``.comment`` — bookworm has GCC 12, so it was compiled in the
 container; no working container is left; the same command again resumes (nothing recompiled).
@@ -115,6 +116,13 @@ def _build(
     return json.loads(manifests[0].read_text()), out
 
 
+def _planned(what: list[str], base: str = BASE) -> list[str]:
+    """The steps `torchsmith plan --backend docker --json` shows for the same request."""
+    argv: list[str | Path] = [sys.executable, "-m", "torchsmith", "plan", *what, "--json"]
+    argv += ["--backend", "docker", "--engine", "buildah", "--base-image", base]
+    return [s["name"] for s in json.loads(_ok(argv))["steps"]]
+
+
 def _comment(path: Path) -> str:
     with path.open("rb") as fh:
         section = ELFFile(fh).get_section_by_name(".comment")
@@ -126,6 +134,8 @@ def test_c10_of_debian_260_compiles_inside_a_trixie_container(store: Path, tmp_p
     cache, dist = tmp_path / "cache", tmp_path / "dist"
     manifest, out = _build(store, cache, dist)
     assert "==> build inside the container" in out
+    ran = [s["name"] for s in manifest["plan"]["steps"]]  # the plan the torchsmith inside ran
+    assert _planned(TRIXIE_C10) == ran  # one container plan: what `plan` shows is what runs
     record = manifest["container"]
     assert record["base_image"] == BASE and record["os_release"]["VERSION_CODENAME"] == "trixie"
     assert record["os_release"]["ID"] == "debian"  # measured in the container
