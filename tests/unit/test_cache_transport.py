@@ -67,3 +67,11 @@ def test_loopback_and_cleartext() -> None:
     assert not is_loopback("10.0.0.1") and not is_loopback("localhost.example")
     assert cleartext_off_host("redis://10.0.0.1:6379") and cleartext_off_host("git://m/x")
     assert not cleartext_off_host("rediss://10.0.0.1") and not cleartext_off_host("s3://b")
+
+
+def test_a_credential_in_the_s3_endpoint_is_refused() -> None:
+    spec = {"cache.kind": "sccache", "cache.location": "s3://b",
+            "cache.endpoint": "https://AKID:epSECRET@minio.example:9000"}  # fmt: skip
+    text = refusal(**spec)
+    assert "cache.endpoint https://***@minio.example:9000 carries a credential" in text
+    assert "epSECRET" not in text and "AWS_SECRET_ACCESS_KEY" in text

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from torchsmith.redact import redact_url
+from torchsmith.redact import redact_url, url_secrets
 from torchsmith.spec import CacheSpec
 from torchsmith.transport import cleartext_off_host
 
@@ -33,9 +33,19 @@ def _urls(spec: CacheSpec) -> list[tuple[str, str, bool]]:
     return [(k, str(u), s) for k, u, s in found]
 
 
+def _credential_in_endpoint(spec: CacheSpec) -> list[Finding]:
+    """``cache.endpoint`` with user-info: the plan, the manifest and (by variable) every tool
+    would carry it; S3 credentials are AWS's own variables."""
+    if not spec.endpoint or not url_secrets(spec.endpoint):
+        return []
+    what = f"cache.endpoint {redact_url(spec.endpoint)} carries a credential"
+    fix = "drop it from the URL; export AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY instead"
+    return [Finding("cache.endpoint", what, fix, True)]
+
+
 def transport_findings(spec: CacheSpec) -> list[Finding]:
     """What the plan refuses (``refused``) or warns about for the cache's remotes."""
-    findings = []
+    findings = _credential_in_endpoint(spec)
     for key, url, secret in _urls(spec):
         if not cleartext_off_host(url):
             continue
