@@ -67,7 +67,11 @@ RECOGNISERS = (
     _r("killed", r"(?P<tool>cicc|ptxas|nvlink|fatbinary)'? died due to signal 9\b"),
     _r("killed", r"virtual memory exhausted|ld terminated with signal 9|signal 9 \[Killed\]"),
     _r("killed", r"returned non-zero exit status (?:-9|137)\b|exit (?:status|code) 137\b"),
-    _r("missing-header", r"(?P<header>[\w./+-]+): No such file or directory", "gcc"),
+    _r(
+        "missing-header",
+        r"error(?: C\d+)?: (?P<header>[\w./+][\w./+-]*): No such file or directory",
+        "gcc",
+    ),
     _r("linker-undefined", r"undefined reference to '(?P<symbol>[^']+)'", "ld"),
     _r("linker-undefined", r"Undefined symbols for architecture \S+", "ld64"),
     _r("linker-missing-lib", r"cannot find -l(?P<library>[\w.+-]+)", "ld"),
