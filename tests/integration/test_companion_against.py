@@ -4,12 +4,15 @@ python:PATH` — the torch 2.6.0 an existing environment already has (PyPI's cp3
 12.4 build, with its nvidia-* requirements, installed by the test into a venv of Debian's Python
 3.11) — CPU ops (`--cpu`), by `torchsmith build`:
 
-1. a build whose compiler fails names the companion, its stage and log;
-2. the same command resumes at the companion (the build env is not made again); the wheel pins
-   torch==2.6.0, its modules link that environment's libc10/libtorch_cpu with its C++ ABI, and
-   the smoke test passes in a fresh venv that sees that environment's torch read-only (nms,
-   roi_align, a JPEG and a PNG the test writes, decoded by torchvision.io); the environment
-   itself is never written to;
+1. a build whose compiler fails names the companion, its step (torchvision-compile) and log;
+2. the same command resumes at that step (the build env is not made again, the tree is not
+   fetched again: the plan's steps and their markers); the wheel pins torch==2.6.0, its modules
+   link that environment's libc10/libtorch_cpu with its C++ ABI, and the smoke test passes in a
+   fresh venv that sees that environment's torch read-only (nms, roi_align, a JPEG and a PNG the
+   test writes, decoded by torchvision.io); the environment itself is never written to; the
+   wheel is repaired (a manylinux tag, libjpeg and libpng grafted, no build-machine RPATH), its
+   conda package is in the channel (``--output conda``), and ``torchsmith verify`` passes it
+   against the published manifest;
 3. the companion rebuilt from scratch hits the compiler cache for >= 90 % of compilations;
 4. the same release from the user's own checkout (``--companion-source torchvision=path:DIR``):
    a checkout of another release is refused naming both, the corrected one builds in another
@@ -40,6 +43,7 @@ import pytest
 
 from tests.integration.conftest import downloaded_wheel
 from tests.resources import require_tool
+from torchsmith.companions.wheelcheck import libraries
 
 pytestmark = [pytest.mark.slow, pytest.mark.network]
 
@@ -59,6 +63,10 @@ def build(python: Path, root: Path, dist: Path) -> list[str]:
     args = ["build", "--with", "torchvision", "--against", f"python:{python}"]
     return [
         *args,
+        "--output",
+        "wheel",
+        "--output",
+        "conda",
         "--source",
         "debian",
         "--cpu",
@@ -143,11 +151,15 @@ def test_torchvision_against_an_interpreters_torch_260(user_env: Path, work: Pat
     failed = torchsmith(build(user_env, root, dist), env)
     assert failed.returncode == 10, failed.stdout[-2000:] + failed.stderr[-2000:]
     said = failed.stderr + failed.stdout
-    assert "companion torchvision 0.21.0 failed in stage torchvision-build" in said
-    assert "torchvision-build.log" in said and "rerunning the same command resumes" in said
+    assert "companion torchvision 0.21.0 failed in step torchvision-compile" in said
+    assert "torchvision-compile.log" in said and "resumes at torchvision-compile" in said
 
     first = manifest_of(torchsmith(build(user_env, root, dist), dict(os.environ)), dist)
     assert "companion-env" not in first["stages"]  # the env of the failed run is reused
+    assert "torchvision-fetch" not in first["stages"]  # resumed at the step that failed
+    assert "torchvision-compile" in first["stages"]
+    kinds = ["environment", "fetch", "compile", "repair", "verify", "publish"]  # conda: after
+    assert first["executed_steps"] == [f"torchvision-{k}" for k in kinds]
     assert first["torch"]["kind"] == "python" and first["torch"]["location"] == str(user_env)
     [vision] = first["companions"]
     assert vision["verify"]["requires_torch"] == "torch==2.6.0"
@@ -161,11 +173,16 @@ def test_torchvision_against_an_interpreters_torch_260(user_env: Path, work: Pat
     assert "unavailable:pytorch-vision_0.21.0-3.dsc" in vision["source"]
     [built] = sorted(dist.glob("torchvision-0.21.0-*.whl"))
     assert "torch==2.6.0" in requires_dist(built)
+    assert_repaired(built, vision)
+    assert (dist / "conda-channel" / "linux-64" / "torchvision-0.21.0-py3.11_cpu_0.conda").is_file()
+    [manifest] = sorted(dist.glob("companions-*.manifest.json"))
+    checked = torchsmith(["verify", str(built), "--plan", str(manifest)], dict(os.environ))
+    assert checked.returncode == 0, checked.stdout[-2000:] + checked.stderr[-2000:]
     assert [a["name"] for a in first["artifacts"]] == [built.name]  # no torch wheel to publish
     assert site_listing(user_env) == before  # the interpreter's environment is untouched
 
     ws = Path(first["workspace"])
-    (ws / "stages" / "torchvision-built.done").unlink()
+    (ws / "stages" / "torchvision-compile.done").unlink()
     shutil.rmtree(ws / "companions" / "torchvision")
     dist2 = tmp_path / "dist2"  # the same plan; --no-verify: the smoke test ran above (CI time)
     rebuilt = torchsmith([*build(user_env, root, dist2), "--no-verify"], dict(os.environ))
@@ -212,6 +229,17 @@ def test_torchvision_against_an_interpreters_torch_260(user_env: Path, work: Pat
     assert comp["compiler_cache"]["hit_rate"] >= 0.9, comp["compiler_cache"]
     assert Path(third["workspace"]) != ws
     assert tree_listing(checkout) == listing  # nothing written into the user's checkout
+
+
+def assert_repaired(wheel: Path, record: dict[str, Any]) -> None:
+    """What the repair step made of pip's linux_x86_64 wheel: a manylinux tag, the system's
+    libjpeg/libpng grafted into torchvision.libs/, no RPATH entry of the build machine."""
+    assert "-manylinux" in wheel.name, wheel.name
+    assert record["repair"]["tag"] in wheel.name
+    bundled = " ".join(record["verify"]["repaired"]["bundled"])
+    assert "torchvision.libs/libjpeg" in bundled and "torchvision.libs/libpng" in bundled, bundled
+    assert all(not lib.foreign_rpath for lib in libraries(wheel))
+    assert "libc10.so" in record["repair"]["excluded"]  # torch's own libraries stay external
 
 
 def tree_listing(root: Path) -> list[tuple[str, int, int]]:
