@@ -15,7 +15,7 @@ import re
 import sys
 from collections.abc import Iterable
 from dataclasses import dataclass
-from importlib import resources
+from pathlib import Path
 from typing import Any, TypeVar
 
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
@@ -186,12 +186,14 @@ class KnowledgeBase:
 
 
 COMPILED_NAME = "compiled.json"
+# The package's own data directory (a plain directory: importlib.resources would cost start-up
+# time for nothing, torchsmith is never imported from a zip).
+DATA_DIR = Path(__file__).parent / "data"
 Records = dict[str, list[tuple[str, dict[str, Any]]]]
 
 
-def _data_files() -> list[Any]:
-    data_dir = resources.files("torchsmith.kb") / "data"
-    return sorted((e for e in data_dir.iterdir() if e.name.endswith(".toml")), key=lambda e: e.name)
+def _data_files() -> list[Path]:
+    return sorted((e for e in DATA_DIR.iterdir() if e.name.endswith(".toml")), key=lambda e: e.name)
 
 
 def data_hash() -> str:
@@ -214,7 +216,7 @@ def compile_records() -> str:
 
 
 def _compiled() -> Records | None:
-    entry = resources.files("torchsmith.kb") / "data" / COMPILED_NAME
+    entry = DATA_DIR / COMPILED_NAME
     try:
         payload = json.loads(entry.read_text(encoding="utf-8"))
     except (OSError, ValueError):
