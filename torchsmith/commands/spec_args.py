@@ -41,6 +41,13 @@ def load_host(args: argparse.Namespace) -> HostFacts:
 def add_spec_arguments(parser: argparse.ArgumentParser) -> None:
     g = parser.add_argument_group("build spec (CLI > TORCHSMITH_* env > --spec file > defaults)")
     g.add_argument("--spec", type=Path, help="TOML spec file")
+    _add_what(g)
+    _add_how(g)
+    _add_where(g)
+
+
+def _add_what(g: argparse._ArgumentGroup) -> None:
+    """What to build: torch, its companions, Python, CUDA and GPUs, features, linking."""
     g.add_argument("--torch", help="release (2.5.1), 'main', or a commit")
     g.add_argument(
         "--with",
@@ -95,6 +102,10 @@ def add_spec_arguments(parser: argparse.ArgumentParser) -> None:
         help="prefix of a system NCCL (with --enable system_nccl); a spec file's [nccl] table "
         "also takes include_dir and lib_dir",
     )
+
+
+def _add_how(g: argparse._ArgumentGroup) -> None:
+    """How to build it: toolkit, compiler, ABI, source, targets, jobs, compiler cache."""
     g.add_argument("--toolkit", choices=get_args(ToolkitProvider))
     g.add_argument("--compiler", help="gcc-11, clang-14, ...")
     abi = g.add_mutually_exclusive_group()
@@ -122,6 +133,10 @@ def add_spec_arguments(parser: argparse.ArgumentParser) -> None:
         "--cache-location",
         help="remote compiler cache: redis://HOST:PORT, http(s)://HOST/PATH (WebDAV), s3://BUCKET",
     )
+
+
+def _add_where(g: argparse._ArgumentGroup) -> None:
+    """What comes out and where the build runs: outputs, backend, container engine and image."""
     g.add_argument(
         "--output",
         dest="outputs",

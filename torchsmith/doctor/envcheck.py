@@ -13,10 +13,17 @@ from collections.abc import Callable, Iterable
 from typing import Literal
 
 from packaging.version import InvalidVersion, Version
-from pydantic import BaseModel, ConfigDict, Field
 
+from torchsmith.doctor.envfacts import (
+    EnvFacts,
+    EnvProblem,
+    ExtensionImport,
+    ImportedTorch,
+    PythonFacts,
+    TorchInstall,
+)
 from torchsmith.errors import TorchsmithError
-from torchsmith.host.model import CudaToolkit, HostFacts
+from torchsmith.host.model import CudaToolkit
 from torchsmith.kb import KnowledgeBase
 from torchsmith.kb.models import CudaRelease
 
@@ -24,69 +31,14 @@ NOTES = "repo:docs/debian-source-builds.md"
 CUDA_COMPAT = "https://docs.nvidia.com/deploy/cuda-compatibility/"
 GIB_PER_JOB = 2.0  # notes: the largest compiler process of a torch 1.13 CPU build had 1.7 GB RSS
 DISK_ERROR_GIB, DISK_WARN_GIB = 10.0, 30.0  # torchsmith policy
-
-
-class _Frozen(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-class TorchInstall(_Frozen):
-    """A torch package directory found on a Python's sys.path."""
-
-    path: str
-    version: str | None = None
-
-
-class ImportedTorch(_Frozen):
-    """What ``import torch`` gives in that Python."""
-
-    path: str
-    version: str
-    cuda: str | None = None
-    cxx11_abi: bool | None = None
-
-
-class ExtensionImport(_Frozen):
-    """Importing a companion library (torchvision, torchaudio) and its compiled ops."""
-
-    name: str
-    ok: bool
-    error: str | None = Field(None, description="the exception or warning text when not ok")
-
-
-class PythonFacts(_Frozen):
-    executable: str
-    installs: tuple[TorchInstall, ...] = ()
-    imported: ImportedTorch | None = None
-    import_error: str | None = None
-    extensions: tuple[ExtensionImport, ...] = ()
-
-
-class EnvFacts(_Frozen):
-    host: HostFacts
-    path: tuple[str, ...] = ()
-    ld_library_path: tuple[str, ...] = ()
-    cuda_home: str | None = None
-    realpaths: dict[str, str] = Field(default_factory=dict, description="entry -> resolved path")
-    max_jobs: int | None = None
-    target_cuda: str | None = Field(None, description="the CUDA the build is meant to use")
-    compiler: str | None = Field(
-        None, description="the plan's host compiler ('gcc-11'); None: the default gcc"
-    )
-    disk_path_problem: str | None = Field(
-        None, description="why the build directory cannot be used as given (missing, not writable)"
-    )
-    disk_path_creatable: bool = True
-    python: PythonFacts | None = None
-
-
-class EnvProblem(_Frozen):
-    id: str
-    severity: Literal["error", "warning"]
-    what: str
-    fix: str
-    evidence: tuple[str, ...] = ()
-    source: str = ""
+__all__ = [  # the fact records live in envfacts; importers of envcheck keep working
+    "EnvFacts",
+    "EnvProblem",
+    "ExtensionImport",
+    "ImportedTorch",
+    "PythonFacts",
+    "TorchInstall",
+]
 
 
 def _ver(text: str | None) -> Version | None:

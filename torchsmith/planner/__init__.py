@@ -63,7 +63,6 @@ def _fail(ctx: Ctx) -> PlanError:
 
 
 def _plan(ctx: Ctx, can: Capabilities, against: TorchFacts | None = None) -> BuildPlan:
-    spec = ctx.spec
     _against_inspected(ctx, against)
     torch = resolve_against(ctx, against) if against else resolve_torch(ctx)
     source = against_source(against) if against else resolve_source(ctx, torch.value)
@@ -77,7 +76,7 @@ def _plan(ctx: Ctx, can: Capabilities, against: TorchFacts | None = None) -> Bui
     features = resolve_features(ctx, cuda.value)
     linking = resolve_linking(ctx, cuda.value, features)
     jobs = resolve_jobs(ctx, cuda.value)
-    local_jobs = jobs[0].value
+    cache, cache_setup = resolve_cache(ctx, jobs[0].value)  # without the cluster's slots
     jobs = (cluster_jobs(ctx, jobs), jobs[1])
     fixes = resolve_fixes(ctx, cuda.value, compiler.value, python.value)
     env = plan_env(
@@ -90,7 +89,6 @@ def _plan(ctx: Ctx, can: Capabilities, against: TorchFacts | None = None) -> Bui
         jobs=jobs,
         fixes=fixes,
     )
-    cache, cache_setup = resolve_cache(ctx, local_jobs)
     made = (torch.value, python.value, jobs, arch_list if cuda.value else None)
     build = _companion_builds(ctx, can, against, companions, made)
     refuse_unsupported(ctx, can, linking["cuda"].value)
@@ -119,15 +117,22 @@ def _plan(ctx: Ctx, can: Capabilities, against: TorchFacts | None = None) -> Bui
         cache_dir=cache_setup.local_dir,
         cache_setup=cache_setup,
         fixes=fixes,
-        targets=list(spec.targets),
-        outputs=list(spec.outputs),
-        output_dir=spec.output_dir,
-        install_python=spec.install_python,
-        backend=spec.backend,
+        **_as_asked(ctx.spec),
         companion_build=build,
         steps=_steps(ctx, build, against, (source, cuda.value, toolkit.value, fixes)),
         warnings=ctx.warnings,
     )
+
+
+def _as_asked(spec: BuildSpec) -> dict[str, Any]:
+    """What the plan carries over from the spec as asked."""
+    return {
+        "targets": list(spec.targets),
+        "outputs": list(spec.outputs),
+        "output_dir": spec.output_dir,
+        "install_python": spec.install_python,
+        "backend": spec.backend,
+    }
 
 
 def _steps(
