@@ -14,8 +14,10 @@ EXPECTED maps each log file (its name relative to LOG_DIR) to the cause it shoul
 ``submodules``, ``stale-build``, ``oom``, ``disk``, ``permissions``, ...; case, spaces and
 underscores do not matter), or ``unknown`` when no rule should claim the log. A log counts as
 right at top-1 when the top-ranked finding has that id, category or tag (for ``unknown``: no
-finding of severity error); top-3 likewise among the first three findings. Prints one line
-per log and the accuracy; exits 1 when top-1 accuracy is below ``--min-accuracy``.
+specific rule of severity error); top-3 likewise among the first three findings. A generic
+diagnosis (``generic-<class>``, when no specific rule matched) counts when its id, category
+or tags name the expected cause; the summary says how many logs got no finding at all. Prints
+one line per log and the accuracy; exits 1 when top-1 accuracy is below ``--min-accuracy``.
 """
 
 from __future__ import annotations
@@ -88,6 +90,8 @@ def main() -> int:
                 "expected": want,
                 "got": top.rule_id if top else None,
                 "category": top.category if top else None,
+                "generic": bool(top and top.generic),
+                "no_finding": not diagnosis.findings,
                 "top1": hit(diagnosis, want, 1),
                 "top3": hit(diagnosis, want, 3),
                 "seconds": round(time.perf_counter() - start, 3),
@@ -96,18 +100,26 @@ def main() -> int:
     graded = [r for r in results if "error" not in r]
     top1 = sum(bool(r["top1"]) for r in graded) / max(len(graded), 1)
     top3 = sum(bool(r["top3"]) for r in graded) / max(len(graded), 1)
+    no_finding = sum(bool(r["no_finding"]) for r in graded)
+    generic = sum(
+        bool(r["generic"] and r["top1"]) and _norm(str(r["expected"])) not in ("unknown", "none")
+        for r in graded
+    )
     if args.json:
-        print(json.dumps({"results": results, "top1": top1, "top3": top3}, indent=2))
+        summary = {"top1": top1, "top3": top3, "no_finding": no_finding, "generic_top1": generic}
+        print(json.dumps({"results": results, **summary}, indent=2))
     else:
         for r in results:
             mark = "ERR " if "error" in r else ("ok  " if r["top1"] else "MISS")
+            mark += "(generic) " if r.get("generic") else ""
             print(
                 f"{mark} {r['log']}: expected {r['expected']}, got {r.get('got')} "
                 f"({r.get('category')}) {r.get('error', '')}"
             )
         print(
             f"top-1 accuracy {top1:.1%}, top-3 {top3:.1%} over {len(graded)} logs "
-            f"({len(results) - len(graded)} missing)"
+            f"({len(results) - len(graded)} missing); {no_finding} with no finding at all, "
+            f"{generic} right by the generic diagnosis"
         )
     return 0 if top1 >= args.min_accuracy else 1
 

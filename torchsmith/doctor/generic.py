@@ -54,6 +54,7 @@ class Component(BaseModel):
     symbols: tuple[str, ...] = ()
     libraries: tuple[str, ...] = ()
     modules: tuple[str, ...] = ()
+    keywords: tuple[str, ...] = ()
     debian: str
     pypi: str
     conda: str
@@ -96,9 +97,47 @@ def by_name(name: str) -> Component | None:
     return next((c for c in components() if c.name == low or low.startswith(c.name)), None)
 
 
+_FLOOR = _rx(
+    r"(?i)(?:requires?|required|needs?|at least|or (?:higher|newer|later|above)|too old|"
+    r"minimum|>=|newer than|older than|not supported|unsupported|incompatible|mismatch)"
+    r"[^\n]{0,80}?\d+\.\d+|\d+\.\d+[^\n]{0,40}?(?:or (?:higher|newer|later)|is required)"
+)
+
+
+def mentioned(message: str) -> tuple[str, ...]:
+    """Names of the components a message names (``FFmpeg``, ``cuDNN``, ``sox``, ...)."""
+    low = message.lower()
+    return tuple(
+        c.name for c in components() if any(_word(low, k) for k in (c.name, *c.keywords))
+    )
+
+
+def _word(text: str, word: str) -> bool:
+    at = text.find(word)
+    while at != -1:
+        before = text[at - 1 : at]
+        after = text[at + len(word) : at + len(word) + 1]
+        if not (before.isalnum() or after.isalpha()):
+            return True
+        at = text.find(word, at + 1)
+    return False
+
+
+def _enrich(fields: dict[str, Any], error: TypedError) -> dict[str, Any]:
+    """Tags of the components the message names; a version floor or ceiling when it quotes
+    one (a category of its own unless the class already says more)."""
+    tags = tuple(dict.fromkeys((*fields.get("tags", ()), *mentioned(error.message))))
+    fields = fields | {"tags": tags}
+    if _FLOOR.search(error.message) is not None:
+        fields["tags"] = (*tags, "version-floor")
+        if fields["category"] in ("python", "unknown-error", "build-step", "compiler", "cmake"):
+            fields["category"] = "version-floor"
+    return fields
+
+
 def diagnose_generic(error: TypedError) -> Finding:
     """The generic finding for ``error``'s class, with the facts its fields lead to."""
-    fields = _BY_KIND.get(error.kind, _other)(error)
+    fields = _enrich(_BY_KIND.get(error.kind, _other)(error), error)
     return Finding.model_validate(
         {
             "rule_id": f"generic-{error.kind}",
