@@ -1,10 +1,19 @@
-"""Credentials out of everything torchsmith shows or stores.
+"""Credentials out of everything torchsmith shows or stores: one redaction, by allow-list.
 
-A URL may carry a secret in its user-info (``https://user:token@host/``) or in a signed query
-string (``?X-Amz-Signature=…``, ``?sig=…``, ``?token=…``). :func:`redact_url` replaces those parts
-with ``***`` in every URL found in a string, leaving the rest byte for byte; what it returns is
-stable when a token is rotated or a URL re-signed, so it can also feed hashes and cache keys.
-:func:`redact_text` additionally masks given literal secrets (e.g. a password read elsewhere).
+A URL may carry a secret in its user-info (``https://user:token@host/``) or in its query string
+(``?X-Amz-Signature=…``, ``?token=…``, ``?client_secret=…``, or a name nobody can foresee).
+:func:`redact_url` masks the user-info and every query value whose name is not in
+:data:`SHOWN_PARAMS` (names known to hold no secret: ``v``, ``ref``, ``format``…), in every URL
+found in a string, leaving the rest byte for byte; a scheme-less ``user:password@host`` (a
+proxy or an endpoint written without ``http://``) is masked too. What it returns is stable when
+a token is rotated, so it may feed hashes, but never a cache key alone: two URLs that differ
+only in a masked value redact alike (key by a hash of the URL itself).
+
+:func:`url_secrets` names the parts that are certainly secret (user-info, values of parameters
+whose name says so), for refusing a URL that carries a credential and for masking those values
+in text that does not show them as a URL; :func:`redact_text` also masks given literal secrets.
+A token in a URL's *path* (``https://host/<token>/simple/``) cannot be told from a name and is
+shown: give such indexes their token by ``--token-env`` and friends.
 """
 
 from __future__ import annotations
@@ -15,42 +24,56 @@ from typing import Any
 
 MASK = "***"
 _URL = re.compile(r"(?i)\b[a-z][a-z0-9+.-]*://[^\s'\"<>]+")
-# Query parameters whose value is (or is part of) a credential; compared lower-cased.
-_SECRET_PARAMS = frozenset(
+SHOWN_PARAMS = frozenset(
     {
-        "access_token",
-        "api_key",
-        "apikey",
-        "auth",
-        "key",
-        "password",
-        "passwd",
-        "private_token",
-        "secret",
-        "sig",
-        "signature",
-        "token",
-        "x-oss-signature",
-        "awsaccesskeyid",
-        "expires",
-        "policy",
-        "key-pair-id",
+        "v",
+        "sv",
+        "version",
+        "ref",
+        "rev",
+        "branch",
+        "tag",
+        "format",
+        "arch",
+        "platform",
+        "os",
+        "python",
+        "filename",
+        "name",
+        "path",
+        "subdirectory",
+        "egg",
+        "raw",
+        "download",
+        "type",
+        "archive",
+        "page",
+        "per_page",
     }
 )
-# Whole families: AWS SigV4 (X-Amz-Signature, -Credential, -Security-Token, -Date…) and GCS.
-_SECRET_PREFIXES = ("x-amz-", "x-goog-")
+"""Query parameters whose values may be shown (compared lower-cased); every other value is
+masked (an allow-list: a deny-list of secret names missed access_key, client_secret, jwt…)."""
+
+_SECRET_WORDS = ("token", "secret", "key", "sig", "pass", "auth", "credential", "jwt", "policy")
+"""A parameter whose name holds one of these is certainly a credential (:func:`url_secrets`)."""
+_SECRET_PREFIXES = ("x-amz-", "x-goog-", "x-oss-")
+_BARE_USERINFO = re.compile(r"(?<![\w/@:.%+-])[\w.%+-]+:[^\s:@/'\"<>]+@(?=[A-Za-z0-9.\[-])")
 
 
 def _secret_param(name: str) -> bool:
     lowered = name.lower()
-    return lowered in _SECRET_PARAMS or lowered.startswith(_SECRET_PREFIXES)
+    return lowered.startswith(_SECRET_PREFIXES) or any(w in lowered for w in _SECRET_WORDS)
+
+
+def _shown_param(name: str) -> bool:
+    return name.lower() in SHOWN_PARAMS
 
 
 def _redact_query(query: str) -> str:
     parts = []
     for item in query.split("&"):
         name, eq, _ = item.partition("=")
-        parts.append(f"{name}={MASK}" if eq and _secret_param(name) else item)
+        parts.append(f"{name}={MASK}" if eq and not _shown_param(name) else item)
     return "&".join(parts)
 
 
@@ -73,8 +96,10 @@ def _redact_one(url: str) -> str:
 
 
 def redact_url(url: str) -> str:
-    """``url`` (or any text) with the user-info and signed query values of every URL masked."""
-    return _URL.sub(lambda match: _redact_one(match[0]), url)
+    """``url`` (or any text) with the user-info and every query value not known to be harmless
+    masked, in every URL, and a scheme-less ``user:password@host`` masked too."""
+    text = _URL.sub(lambda match: _redact_one(match[0]), url)
+    return _BARE_USERINFO.sub(f"{MASK}@", text)
 
 
 def url_secrets(url: str) -> list[str]:

@@ -63,3 +63,32 @@ def test_redact_data_walks_nested_values() -> None:
     }
     assert CANARY not in str(redact_data(data))
     assert redact_data(data)["source"]["n"] == 1
+
+
+@pytest.mark.parametrize(
+    ("url", "hidden"),
+    [  # security review f1b4bec N13: what the name deny-list let through
+        ("https://h/x?access_key=AK1&secret_key=SK1", ["AK1", "SK1"]),
+        ("https://h/x?api-key=K1", ["K1"]),
+        ("https://h/x?auth_token=T1", ["T1"]),
+        ("https://h/x?client_secret=C1", ["C1"]),
+        ("https://h/x?jwt=eyJ0", ["eyJ0"]),
+        ("https://h/x?whatever_nobody_foresaw=W1", ["W1"]),
+        ("k:pw8@minio:9000", ["pw8"]),
+        ("http_proxy=alice:proxyPW@proxy.example:3128", ["proxyPW", "alice"]),
+    ],
+)
+def test_every_query_value_not_known_harmless_is_masked(url: str, hidden: list[str]) -> None:
+    shown = redact_url(url)
+    assert not [h for h in hidden if h in shown], shown
+
+
+def test_harmless_values_and_ssh_style_remotes_stay_readable() -> None:
+    url = "https://h/x.tgz?v=1&ref=v2.5.1&format=tar#sha256=" + "a" * 64
+    assert redact_url(url) == url
+    assert redact_url("git@github.com:pytorch/pytorch.git") == "git@github.com:pytorch/pytorch.git"
+
+
+def test_names_that_say_secret_are_refusable() -> None:
+    found = url_secrets("https://h/x?client_secret=CS1&api-key=AK1&jwt=JW1&v=123")
+    assert set(found) == {"CS1", "AK1", "JW1"}

@@ -12,6 +12,7 @@ included (``--proto =https --proto-redir =https``). Every URL shown or stored is
 
 from __future__ import annotations
 
+import hashlib
 import re
 from collections.abc import Mapping
 from pathlib import Path
@@ -25,7 +26,6 @@ from torchsmith.redact import redact_text, redact_url, url_secrets
 from torchsmith.sources import owned
 from torchsmith.sources.archive import safe_extract, single_top_dir
 from torchsmith.sources.base import SourceTree
-from torchsmith.sources.git import cache_key
 
 _HASH = re.compile(r"#sha256=([0-9a-fA-F]{64})$")
 _VERSION = re.compile(r"(\d+\.\d+\.\d+(?:[a-z]+\d+)?)")
@@ -146,6 +146,17 @@ def _check_hash(archive: Path, expected: str | None, recorded: str | None) -> st
     return digest
 
 
+def entry_name(location: str, expected: str | None) -> str:
+    """The cache entry of a tarball: by its pinned sha256 when it has one (a rotated token or
+    re-signed URL reuses the download), else by a hash of the whole URL as given. Never by the
+    redacted URL alone: ``…?key=v2.5.1`` and ``…?key=v2.4.1`` redact alike, and the second
+    build got the first tarball (security review f1b4bec, N13)."""
+    path = redact_url(location).split("?", 1)[0].split("#", 1)[0]
+    name = path.rstrip("/").rsplit("/", 1)[-1] if path.count("/") > 2 else ""
+    identity = expected or hashlib.sha256(location.encode()).hexdigest()
+    return f"{re.sub(r'[^A-Za-z0-9._-]+', '-', name) or 'tarball'}-{identity[:16]}"
+
+
 def fetch_tarball(
     plan: SourcePlan,
     cache_root: Path,
@@ -159,9 +170,9 @@ def fetch_tarball(
     location, expected = split_location(plan.location)
     if is_url(location):
         check_url(location)
-    shown = redact_url(location)  # also the cache key: a rotated token reuses the download
+    shown = redact_url(location)
     base = owned.claim(cache_root / "tarball", {"purpose": "unpacked tarballs"})
-    dest = owned.claim(base / cache_key(shown, ""), {"location": shown})
+    dest = owned.claim(base / entry_name(location, expected), {"location": shown})
     details = {"location": shown}
     if expected is None:
         details["warning"] = hash_warning(location)
