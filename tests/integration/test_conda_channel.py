@@ -27,6 +27,7 @@ import pytest
 from tests.unit.planner.kb import ci_host
 from torchsmith.backends.local import LocalExecutor
 from torchsmith.packaging import conda
+from torchsmith.proc import HOST
 from torchsmith.publish.conda_channel import add_to_channel, repodata
 from torchsmith.steps import conda as conda_step
 from torchsmith.steps.context import BuildContext, BuildOptions
@@ -133,7 +134,7 @@ def test_the_official_cpu_wheel_as_a_conda_package_installs_offline_and_runs(
                            capture_output=True, text=True, check=True)  # fmt: skip
     assert shown.stdout.startswith(str(prefix / "lib" / "python3.11" / "site-packages"))
     plan = load_plan(PLANS / "plan-2.13.0-cpu.json")
-    smoke = SmokeOptions(python=python, workdir=tmp_path / "smoke", mode="interpreter")
+    smoke = SmokeOptions(python=python, workdir=tmp_path / "smoke", runner=HOST, mode="interpreter")
     verdict = verify_artifact(None, plan, env, python=python, smoke=smoke)
     assert verdict.passed, [c for c in [*verdict.checks, *verdict.smoke] if c.ok is False]
     assert any(c.name == "autograd" and c.ok for c in verdict.smoke)

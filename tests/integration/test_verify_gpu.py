@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from tests.resources import require, require_module
+from torchsmith.proc import HOST
 from torchsmith.verify import SmokeOptions, load_plan, verify_artifact
 
 PLANS = Path(__file__).resolve().parents[1] / "fixtures" / "inspect" / "plans"
@@ -23,7 +24,9 @@ def test_installed_torch_passes_gpu_smoke(tmp_path: Path) -> None:
     torch = require_module("torch", "pip install a CUDA torch into this interpreter")
     require(torch.cuda.is_available(), "a visible CUDA GPU", "run with -m gpu on the GPU machine")
     plan = load_plan(PLANS / "plan-2.11.0-cu130.json")
-    smoke = SmokeOptions(python=sys.executable, workdir=tmp_path, mode="venv-system", gpu="yes")
+    smoke = SmokeOptions(
+        python=sys.executable, workdir=tmp_path, runner=HOST, mode="venv-system", gpu="yes"
+    )
     verdict = verify_artifact(None, plan, dict(os.environ), python=sys.executable, smoke=smoke)
     names = {c.name for c in verdict.smoke if c.ok}
     assert {"cuda matmul", "cudnn conv", "nccl init", "cpp_extension jit"} <= names

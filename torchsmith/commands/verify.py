@@ -15,6 +15,7 @@ from torchsmith.console import err, print_json, print_table, shown, table
 from torchsmith.errors import UsageError
 from torchsmith.inspect.companion import is_companion
 from torchsmith.interpreter import invocable
+from torchsmith.proc import HOST
 from torchsmith.report.progress import make_reporter
 from torchsmith.verify import SmokeOptions, Verdict, load_plan, verify_artifact
 from torchsmith.verify.manifest_match import check_wheel_manifest
@@ -45,7 +46,7 @@ def _smoke(args: argparse.Namespace, workdir: Path) -> SmokeOptions | None:
     mode: SmokeMode = args.smoke_mode or ("venv" if args.wheel else "interpreter")
     base = invocable(args.smoke_python or args.python or sys.executable)
     return SmokeOptions(
-        python=base, workdir=workdir, mode=mode, deps=not args.no_deps, gpu=args.gpu
+        python=base, workdir=workdir, runner=HOST, mode=mode, deps=not args.no_deps, gpu=args.gpu
     )
 
 

@@ -51,7 +51,8 @@ def _install(ctx: BuildContext, python: str, wheel: Path, env: Mapping[str, str]
 
 
 def _verify_there(ctx: BuildContext, python: str, env: Mapping[str, str]) -> dict[str, Any]:
-    smoke = SmokeOptions(python=python, workdir=ctx.workspace.root / STAGE, mode="interpreter")
+    workdir = ctx.workspace.root / STAGE
+    smoke = SmokeOptions(python=python, workdir=workdir, runner=ctx.executor, mode="interpreter")
     with ctx.stage(f"{STAGE}-verify", f"the torch {python} imports, smoke tests there"):
         verdict = verify_artifact(None, ctx.plan, env, python=python, smoke=smoke)
         verdict.raise_if_failed()

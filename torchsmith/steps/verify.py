@@ -47,6 +47,7 @@ def verify_wheel(
         smoke = SmokeOptions(
             python=base_python,
             workdir=ctx.workspace.root / "verify",
+            runner=ctx.executor,
             # the Debian route's wheel needs the system python3-* modules (numpy, yaml)
             mode="venv-system" if ctx.plan.source.system_python else "venv",
         )

@@ -1,5 +1,6 @@
 """Smoke tests in a fresh environment: make a venv, install the wheel, import torch and run the
-tests of :mod:`torchsmith.verify.smoke_script` — all through :mod:`torchsmith.proc`."""
+tests of :mod:`torchsmith.verify.smoke_script` — every command through the runner of
+:class:`SmokeOptions` (the build's executor, or this machine)."""
 
 from __future__ import annotations
 
@@ -10,8 +11,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from torchsmith import proc
 from torchsmith.errors import HostError, ToolError, UsageError
+from torchsmith.proc import relevant_lines
+from torchsmith.runner import Runner
 from torchsmith.verify.model import Check
 from torchsmith.verify.smoke_script import SMOKE_SCRIPT
 
@@ -38,6 +40,8 @@ class SmokeOptions:
 
     python: str
     workdir: Path
+    runner: Runner
+    """Where the commands run (the build's executor; this machine: ``proc.HOST``)."""
     mode: SmokeMode = "venv"
     deps: bool = True
     gpu: Literal["auto", "yes", "no"] = "auto"
@@ -51,20 +55,20 @@ def _failed(name: str, exc: ToolError) -> Check:
 _SITE = "import site, sys; print(chr(10).join([*site.getsitepackages(), *sys.path[1:]]))"
 
 
-def _link_base_site(base: str, venv: Path, env: Mapping[str, str]) -> None:
+def _link_base_site(base: str, venv: Path, env: Mapping[str, str], runner: Runner) -> None:
     """Make the venv see the base interpreter's packages even when that interpreter is itself
     a venv (``--system-site-packages`` would then reach the venv's *base*, not the venv)."""
-    done = proc.capture([base, "-c", _SITE], env=env, timeout=60)
+    done = runner.capture([base, "-c", _SITE], env=env, timeout=60)
     dirs = [d for d in dict.fromkeys(done.stdout.splitlines()) if d.endswith("-packages")]
     for site_dir in venv.glob("lib/python*/site-packages"):
         (site_dir / "_torchsmith_base_site.pth").write_text("\n".join(dirs) + "\n")
 
 
-def _make_venv(argv: list[str], env: Mapping[str, str], log: Path) -> None:
+def _make_venv(argv: list[str], env: Mapping[str, str], log: Path, runner: Runner) -> None:
     """The venv the wheel goes into; a base interpreter that cannot make one is the machine's
     (or the flag's) problem, not the wheel's."""
     try:
-        proc.run(argv, env=env, log_path=log)
+        runner.run(argv, env=env, log_path=log)
     except (ToolError, OSError) as exc:
         why = " | ".join(exc.excerpt[-2:]) if isinstance(exc, ToolError) else str(exc)
         raise HostError(
@@ -99,10 +103,10 @@ def _prepare(
     log = opts.workdir / "smoke.log"
     extra = ["--system-site-packages"] if opts.mode == "venv-system" else []
     say(f"making a fresh venv from {opts.python} ({venv})")
-    _make_venv([opts.python, "-m", "venv", "--clear", *extra, str(venv)], env, log)
+    _make_venv([opts.python, "-m", "venv", "--clear", *extra, str(venv)], env, log, opts.runner)
     python = str(venv / "bin" / "python")
     if opts.mode == "venv-system":
-        _link_base_site(opts.python, venv, env)
+        _link_base_site(opts.python, venv, env, opts.runner)
     if wheel is not None:
         deps = "with its dependencies" if opts.deps else "without dependencies"
         say(f"pip install {wheel.name} into it ({deps}; the longest part)")
@@ -117,7 +121,7 @@ def _prepare(
             *nodeps,
             wheel,
         ]
-        proc.run(argv, env=env, log_path=log)
+        opts.runner.run(argv, env=env, log_path=log)
     return python
 
 
@@ -159,7 +163,7 @@ def run_smoke(
     except ToolError as exc:
         return [_failed("install", exc)]
     say(f"running the smoke tests in {python}")
-    done = proc.run(
+    done = opts.runner.run(
         [python, "-c", SMOKE_SCRIPT, str(opts.workdir), opts.gpu],
         env=env,
         cwd=opts.workdir,
@@ -169,6 +173,6 @@ def run_smoke(
     )
     checks = _parse(done.tail)
     if done.returncode != 0 and all(c.ok for c in checks):
-        tail = " | ".join(proc.relevant_lines(list(done.tail))[-4:])
+        tail = " | ".join(relevant_lines(list(done.tail))[-4:])
         checks.append(Check(name="smoke run", ok=False, detail=f"exit {done.returncode}: {tail}"))
     return checks

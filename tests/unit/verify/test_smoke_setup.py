@@ -41,7 +41,7 @@ def test_a_base_python_that_cannot_make_a_venv_is_not_the_wheels_fault(
         raise ToolError("false exited with status 1", excerpt=())
 
     monkeypatch.setattr(proc, "run", fails)
-    opts = SmokeOptions(python="/bin/false", workdir=tmp_path)
+    opts = SmokeOptions(python="/bin/false", workdir=tmp_path, runner=proc.HOST)
     with pytest.raises(HostError, match="base interpreter /bin/false could not make a venv") as e:
         run_smoke(tmp_path / "torch.whl", opts, {})
     assert "--smoke-python" in e.value.hint and "the wheel was not tried" in e.value.message
