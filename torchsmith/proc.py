@@ -120,9 +120,11 @@ def capture(
     env: Mapping[str, str],
     cwd: Path | None = None,
     timeout: float = 30,
+    pass_fds: Sequence[int] = (),
 ) -> subprocess.CompletedProcess[str]:
     """Run a short query command and return its output (used by host probes). Never raises on
     a non-zero exit; raises ``FileNotFoundError``/``subprocess.TimeoutExpired`` as Python does.
+    ``pass_fds``: descriptors the command inherits (a secret as ``/dev/fd/N``, never on disk).
     """
     return subprocess.run(
         [str(a) for a in argv],
@@ -133,6 +135,7 @@ def capture(
         errors="replace",
         timeout=timeout,
         check=False,
+        pass_fds=tuple(pass_fds),
     )
 
 

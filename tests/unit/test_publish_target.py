@@ -3,6 +3,7 @@ credential or would send it in clear text, token files others can read, secrets 
 
 from __future__ import annotations
 
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -85,9 +86,13 @@ def test_oci_references_and_the_auth_file(tmp_path: Path) -> None:
         with pytest.raises(UsageError, match="not REGISTRY/REPO:TAG"):
             split_reference(bad)
     secret = Secret("tok-789", "test")
+    def auth_dirs() -> set[Path]:
+        return set(Path(tempfile.gettempdir()).glob("torchsmith-auth-*"))
+
+    before = auth_dirs()
     with auth_file("reg.example", secret, "__token__") as path:
-        assert path is not None
-        assert path.stat().st_mode & 0o777 == 0o600
-        assert path.parent.stat().st_mode & 0o777 == 0o700
-        assert "reg.example" in path.read_text()
-    assert not path.exists() and not path.parent.exists()
+        assert path is not None and path.parent == Path("/dev/fd")  # in memory: nothing on disk
+        assert "reg.example" in path.read_text() and "tok-789" not in path.read_text()
+        assert auth_dirs() == before  # N11: no file that SIGTERM could leave behind
+        assert path.read_text() == path.read_text()  # skopeo may read it more than once
+    assert not path.exists()

@@ -1,9 +1,11 @@
 """An OCI image archive (``oci-archive:`` as skopeo, buildah and podman write it) pushed to a
 registry with skopeo, then read back by digest. Credentials go to skopeo in a containers
-``auth.json`` inside a private temporary directory (mode 700/600, removed afterwards), never in
-its argv (``--dest-creds`` would show them in ``/proc/*/cmdline``). Idempotent: the tag already
-pointing at the same manifest digest is a no-op, at another one the push is refused. Plain
-http (``--tls-verify=false``) only to a loopback registry."""
+``auth.json`` held in memory only (``memfd_create``), inherited as ``/dev/fd/N``: never in its
+argv (``--dest-creds`` would show them in ``/proc/*/cmdline``) and never on disk, so nothing is
+left behind when the run is killed (a file in /tmp outlived SIGTERM: security review f1b4bec,
+N11). skopeo 1.9.3 reads it there (checked against a recording registry on loopback).
+Idempotent: the tag already pointing at the same manifest digest is a no-op, at another one
+the push is refused. Plain http (``--tls-verify=false``) only to a loopback registry."""
 
 from __future__ import annotations
 
@@ -12,7 +14,6 @@ import contextlib
 import hashlib
 import json
 import os
-import tempfile
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 
@@ -46,24 +47,34 @@ def _tls(registry: str) -> list[str]:
     return ["--tls-verify=false"] if is_loopback(host.strip("[]")) else []
 
 
+FD_DIR = Path("/dev/fd")
+
+
 @contextlib.contextmanager
 def auth_file(registry: str, secret: Secret | None, username: str) -> Iterator[Path | None]:
-    """A containers-auth.json(5) holding only this registry's credential, deleted on exit."""
+    """A containers-auth.json(5) holding only this registry's credential, as ``/dev/fd/N`` of
+    an in-memory file (closed on exit; the kernel frees it with the last process holding it)."""
     if secret is None:
         yield None
         return
-    with tempfile.TemporaryDirectory(prefix="torchsmith-auth-") as tmp:
-        path = Path(tmp) / "auth.json"
-        token = base64.b64encode(f"{username}:{secret.reveal()}".encode()).decode()
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        with os.fdopen(fd, "w") as fh:
-            json.dump({"auths": {registry: {"auth": token}}}, fh)
-        yield path
+    token = base64.b64encode(f"{username}:{secret.reveal()}".encode()).decode()
+    fd = os.memfd_create("auth.json", os.MFD_CLOEXEC)
+    try:
+        os.write(fd, json.dumps({"auths": {registry: {"auth": token}}}).encode())
+        os.lseek(fd, 0, os.SEEK_SET)
+        yield FD_DIR / str(fd)
+    finally:
+        os.close(fd)
+
+
+def _fds(argv: list[str]) -> list[int]:
+    """The descriptors an argv names as ``/dev/fd/N`` (inherited by the command)."""
+    return [int(a.rsplit("/", 1)[1]) for a in argv if a.startswith(f"{FD_DIR}/")]
 
 
 def _query(argv: list[str], env: Mapping[str, str]) -> tuple[int, str]:
     try:
-        done = proc.capture(argv, env=env, timeout=300)
+        done = proc.capture(argv, env=env, timeout=300, pass_fds=_fds(argv))
     except FileNotFoundError:
         raise HostError("skopeo is not installed", "apt-get install skopeo") from None
     return done.returncode, done.stdout + done.stderr
