@@ -179,6 +179,22 @@ def _union(pairs: Iterable[tuple[set[str], set[str]]]) -> tuple[frozenset[str], 
     return frozenset(defined), frozenset(undefined - defined)
 
 
+def holes_inside_fatbin(path: Path, holes: list[tuple[int, int]]) -> bool:
+    """Every (start, end) left out of the file at ``path`` lies inside its ``.nv_fatbin``
+    (False for a file that is not ELF: it is read again whole, and refused then)."""
+    if not holes:
+        return True
+    try:
+        with path.open("rb") as fh:
+            section = ELFFile(fh).get_section_by_name(".nv_fatbin")
+            if section is None:
+                return False
+            lo, hi = int(section["sh_offset"]), int(section["sh_offset"] + section["sh_size"])
+    except _MALFORMED:
+        return False
+    return all(lo <= start and end <= hi for start, end in holes)
+
+
 def read_elf(path: Path, *, arch_flags: bool = False) -> ElfFacts:
     """Read every fact from the shared object at ``path`` (it is never loaded or run);
     ``arch_flags``: also look for the compiled-in arch list (torch's Python extension)."""

@@ -3,22 +3,29 @@ into a temporary file, read, and deleted — memory stays flat whatever the whee
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 import tempfile
 import zipfile
 from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from torchsmith.errors import InspectError
 from torchsmith.inspect.abi import cmake_abi
 from torchsmith.inspect.assemble import LibFile, Parts, assemble
 from torchsmith.inspect.deps import WheelResolver
-from torchsmith.inspect.elf import read_elf
+from torchsmith.inspect.elf import holes_inside_fatbin, read_elf
+from torchsmith.inspect.inflate import codec_name, extract, scratch
 from torchsmith.inspect.meta import parse_version_py, parse_wheel_meta
 from torchsmith.inspect.model import BuildConfig, Inspection
 
 _SHARED = re.compile(r"\.so(\.\d+)*$")
+_GPU_NAME = re.compile(r"cuda|cu[a-z]+\.so|nv|nccl|hip|gpu|flash|triton")
+"""Libraries that may hold GPU code, whose fat binary payloads are left out as holes (a
+library of another name is read whole: right, only slower)."""
+_BIG = 16 << 20  # libraries whose reading is worth a progress line
 _CHUNK = 1 << 20
 _GCC = re.compile(r"GCC: .*?(\d+)\.(\d+)\.(\d+)")
 # Caps on what a member may declare (zipfile never inflates past the declared size): metadata
@@ -86,14 +93,62 @@ def shared_objects(zf: zipfile.ZipFile, tmp: Path) -> Iterator[tuple[zipfile.Zip
         target.unlink()
 
 
-def _libs(zf: zipfile.ZipFile, tmp: Path, on_library: OnLibrary | None) -> Iterator[LibFile]:
-    for info, target in shared_objects(zf, tmp):
-        name = info.filename.rsplit("/", 1)[-1]
-        facts = read_elf(target, arch_flags=name.startswith(("libtorch_python", "_C.")))
-        origin = "/" + info.filename.rsplit("/", 1)[0] if "/" in info.filename else "/"
+Say = Callable[[str], None]
+
+
+def _library_infos(zf: zipfile.ZipFile) -> list[zipfile.ZipInfo]:
+    """The shared libraries to read, largest first (the longest inflate starts first)."""
+    infos = [i for i in zf.infolist() if not i.is_dir() and _SHARED.search(i.filename)]
+    for info in infos:
+        _declared(info, MAX_LIBRARY_BYTES, "the cap for one shared library")
+    return sorted(infos, key=lambda i: -i.compress_size)
+
+
+def _one(
+    wheel: Path, info: zipfile.ZipInfo, tmp: Path, workers: int, on_library: OnLibrary | None
+) -> LibFile:
+    name = info.filename.rsplit("/", 1)[-1]
+    with scratch(info.file_size, workers, tmp) as (fh, where):
+        holes = extract(wheel, info, fh, holes=bool(_GPU_NAME.search(name)))
+        if not holes_inside_fatbin(where, holes):
+            fh.seek(0)
+            fh.truncate(0)
+            extract(wheel, info, fh)  # a fat binary look-alike elsewhere: every byte this time
+        try:
+            facts = read_elf(where, arch_flags=name.startswith(("libtorch_python", "_C.")))
+        except InspectError as exc:
+            raise InspectError(f"{info.filename}: {exc.message}", _not_elf_hint(wheel)) from exc
         if on_library is not None and facts.fatbin:
-            on_library(info.filename, target)
-        yield LibFile(path=info.filename, size=info.file_size, origin=origin, facts=facts)
+            on_library(info.filename, where)
+    origin = "/" + info.filename.rsplit("/", 1)[0] if "/" in info.filename else "/"
+    return LibFile(path=info.filename, size=info.file_size, origin=origin, facts=facts)
+
+
+def _not_elf_hint(wheel: Path) -> str:
+    return (
+        f"{wheel.name} is not a Linux wheel torchsmith can read (its tags name the platform); "
+        "inspect a linux_x86_64/manylinux/aarch64 torch wheel"
+    )
+
+
+def _libs(
+    wheel: Path, zf: zipfile.ZipFile, tmp: Path, on_library: OnLibrary | None, say: Say | None
+) -> list[LibFile]:
+    """Every shared library's facts, read in parallel (one thread per core)."""
+    infos = _library_infos(zf)
+    workers = max(1, min(len(infos), os.cpu_count() or 1, 8))
+    if say is not None:
+        total = sum(i.file_size for i in infos) / 2**20
+        say(f"reading {len(infos)} libraries ({total:,.0f} MiB inflated, {workers} threads, "
+            f"{codec_name()})")  # fmt: skip
+    found: list[LibFile] = []
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        jobs = [pool.submit(_one, wheel, i, tmp, workers, on_library) for i in infos]
+        for job in jobs:
+            found.append(job.result())
+            if say is not None and found[-1].size > _BIG:
+                say(f"  read {found[-1].path} ({found[-1].size / 2**20:,.0f} MiB)")
+    return found
 
 
 def _config(libs: list[LibFile], cuda: str | None) -> BuildConfig:
@@ -112,9 +167,12 @@ def _config(libs: list[LibFile], cuda: str | None) -> BuildConfig:
     )
 
 
-def inspect_wheel(path: Path, on_library: OnLibrary | None = None) -> Inspection:
+def inspect_wheel(
+    path: Path, on_library: OnLibrary | None = None, say: Say | None = None
+) -> Inspection:
     """Everything :class:`Inspection` holds, read from the wheel file at ``path``;
-    ``on_library(member, tmp_path)`` sees each library with GPU code while it is on disk."""
+    ``on_library(member, tmp_path)`` sees each library with GPU code while it is on disk (from
+    several threads at once); ``say`` hears progress lines."""
     with _open(path) as zf, tempfile.TemporaryDirectory(prefix="torchsmith-inspect-") as tmp:
         version_py = _text(zf, "torch/version.py")
         if not version_py:
@@ -122,7 +180,7 @@ def inspect_wheel(path: Path, on_library: OnLibrary | None = None) -> Inspection
         version = parse_version_py(version_py)
         meta = parse_wheel_meta(_text(zf, ".dist-info/WHEEL"), _text(zf, ".dist-info/METADATA"))
         cmake = cmake_abi(_text(zf, TORCH_CONFIG))
-        libs = list(_libs(zf, Path(tmp), on_library))
+        libs = _libs(path, zf, Path(tmp), on_library, say)
         total = sum(info.file_size for info in zf.infolist())
     bundled = frozenset(lib.path.rsplit("/", 1)[-1] for lib in libs)
     parts = Parts(
