@@ -135,7 +135,7 @@ def test_the_official_cpu_wheel_as_a_conda_package_installs_offline_and_runs(
     assert shown.stdout.startswith(str(prefix / "lib" / "python3.11" / "site-packages"))
     plan = load_plan(PLANS / "plan-2.13.0-cpu.json")
     smoke = SmokeOptions(python=python, workdir=tmp_path / "smoke", runner=HOST, mode="interpreter")
-    verdict = verify_artifact(None, plan, env, python=python, smoke=smoke)
+    verdict = verify_artifact(None, plan, env, runner=HOST, python=python, smoke=smoke)
     assert verdict.passed, [c for c in [*verdict.checks, *verdict.smoke] if c.ok is False]
     assert any(c.name == "autograd" and c.ok for c in verdict.smoke)
 

@@ -11,6 +11,7 @@ import pytest
 
 from torchsmith.errors import InspectError
 from torchsmith.inspect.installed import probe
+from torchsmith.proc import HOST
 
 FAKE = """
 __version__ = "0.0.0+fake-checkout"
@@ -32,7 +33,7 @@ def test_a_torch_checkout_in_the_cwd_is_not_what_is_probed(
     monkeypatch.chdir(tmp_path)
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     try:
-        data = probe(sys.executable, env, timeout=120)
+        data = probe(sys.executable, env, HOST, timeout=120)
     except InspectError as exc:  # no torch installed for this interpreter: the fake was skipped
         assert "could not import torch" in exc.message
         return

@@ -11,6 +11,7 @@ import pytest
 from torchsmith.cli import main
 from torchsmith.inspect import inspect_installed, inspect_wheel
 from torchsmith.plan_model import Decision
+from torchsmith.proc import HOST
 from torchsmith.verify import load_plan, verify_inspection
 
 PLANS = Path(__file__).resolve().parents[1] / "fixtures" / "inspect" / "plans"
@@ -91,7 +92,7 @@ def test_cpu_wheel_smoke_in_fresh_venv(tmp_path: Path, cpu_torch_wheel: Path) ->
     log = (tmp_path / "smoke.log").read_text()
     assert '"name": "autograd", "ok": true' in log
     # the venv the smoke tests made holds an installed torch: inspect it too
-    insp = inspect_installed(str(tmp_path / "venv" / "bin" / "python"), dict(os.environ))
+    insp = inspect_installed(str(tmp_path / "venv" / "bin" / "python"), dict(os.environ), HOST)
     assert insp.source == "installed" and insp.torch_version == "2.13.0+cpu"
     assert insp.config.source == "show" and insp.config.use["USE_MKLDNN"] is True
     assert insp.cxx11_abi is True and insp.missing == []

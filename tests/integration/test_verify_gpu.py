@@ -27,7 +27,9 @@ def test_installed_torch_passes_gpu_smoke(tmp_path: Path) -> None:
     smoke = SmokeOptions(
         python=sys.executable, workdir=tmp_path, runner=HOST, mode="venv-system", gpu="yes"
     )
-    verdict = verify_artifact(None, plan, dict(os.environ), python=sys.executable, smoke=smoke)
+    verdict = verify_artifact(
+        None, plan, dict(os.environ), runner=HOST, python=sys.executable, smoke=smoke
+    )
     names = {c.name for c in verdict.smoke if c.ok}
     assert {"cuda matmul", "cudnn conv", "nccl init", "cpp_extension jit"} <= names
     assert [c.name for c in verdict.smoke if c.ok is False] == []

@@ -14,6 +14,7 @@ from torchsmith.errors import InspectError
 from torchsmith.inspect import inspect_installed, inspect_wheel
 from torchsmith.inspect import installed as installed_mod
 from torchsmith.inspect.deps import DiskResolver, WheelResolver
+from torchsmith.proc import HOST
 
 VERSION_PY = "__version__ = '9.9.0+cu130'\ncuda = '13.0'\ngit_version = 'abc123'\ndebug = False\n"
 PLAN = (
@@ -96,11 +97,11 @@ def test_installed_torch_read_from_disk(
         "cxx11_abi": True,
         "nccl": "2.28.9",
     }
-    monkeypatch.setattr(installed_mod, "probe", lambda python, env: probed)
+    monkeypatch.setattr(installed_mod, "probe", lambda python, env, runner: probed)
     cudart_dir = tmp_path / "nvidia" / "cu13" / "lib"
     cudart_dir.mkdir(parents=True)
     (cudart_dir / "libcudart.so.13").write_bytes(b"")
-    insp = inspect_installed("python3", {"LD_LIBRARY_PATH": str(cudart_dir)})
+    insp = inspect_installed("python3", {"LD_LIBRARY_PATH": str(cudart_dir)}, HOST)
     assert insp.source == "installed" and insp.arch_list == ["sm_80", "sm_90", "compute_90"]
     assert insp.config.source == "show" and insp.config.nccl == "2.28.9"
     assert insp.cxx11_abi is True and insp.cxx11_abi_evidence.startswith("torch._C")

@@ -33,7 +33,7 @@ def test_probe_runs_outside_the_working_directory(
         return subprocess.CompletedProcess(argv, 0, line + "\n", "")
 
     monkeypatch.setattr(proc, "capture", fake_capture)
-    assert installed_mod.probe("python3", {})["file"] == "/site/torch/__init__.py"
+    assert installed_mod.probe("python3", {}, proc.HOST)["file"] == "/site/torch/__init__.py"
     [call] = calls
     assert call["argv"][:2] == ["python3", "-c"]
     assert call["cwd"] is not None and Path(call["cwd"]).resolve() != tmp_path.resolve()
@@ -42,7 +42,7 @@ def test_probe_runs_outside_the_working_directory(
 
 def test_a_missing_interpreter_is_named_with_a_hint(tmp_path: Path) -> None:
     with pytest.raises(InspectError, match=r"--python /nonexistent/python: no such file") as err:
-        installed_mod.probe("/nonexistent/python", {})
+        installed_mod.probe("/nonexistent/python", {}, proc.HOST)
     assert "--python" in err.value.hint
 
 
@@ -61,7 +61,7 @@ def test_an_interpreter_that_cannot_start_is_named_with_a_hint(
 
     monkeypatch.setattr(proc, "capture", fail)
     with pytest.raises(InspectError, match=message) as err:
-        installed_mod.probe("pythonX", {})
+        installed_mod.probe("pythonX", {}, proc.HOST)
     assert err.value.hint
 
 

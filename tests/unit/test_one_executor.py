@@ -22,8 +22,6 @@ OS_CALLS = {"system", "popen"}
 REMAINING: dict[str, int] = {
     "doctor/envprobe.py": 1,
     "host/_run.py": 1,
-    "inspect/crosscheck.py": 1,
-    "inspect/installed.py": 1,
     "publish/oci.py": 1,
     "sources/apt.py": 3,
     "sources/debian.py": 1,

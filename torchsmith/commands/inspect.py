@@ -15,6 +15,7 @@ from torchsmith.errors import UsageError
 from torchsmith.inspect import Inspection, inspect_artifact
 from torchsmith.inspect.companion import CompanionInspection, inspect_companion_wheel, is_companion
 from torchsmith.inspect.model import Component
+from torchsmith.proc import HOST
 
 
 def _mib(size: int) -> str:
@@ -137,6 +138,7 @@ def _handler(args: argparse.Namespace) -> int:
         wheel=Path(args.wheel) if args.wheel else None,
         python=args.python,
         env=dict(os.environ),
+        runner=HOST,
         cuobjdump=find_cuobjdump(args.cuobjdump),
     )
     if args.json:

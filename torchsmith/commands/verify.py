@@ -82,6 +82,7 @@ def _handler(args: argparse.Namespace) -> int:
                 Path(args.wheel) if args.wheel else None,
                 plan,
                 dict(os.environ),
+                runner=HOST,
                 python=args.python,
                 smoke=_smoke(args, workdir),
                 reporter=reporter,

@@ -13,6 +13,7 @@ from torchsmith.companions.model import TorchFacts
 from torchsmith.errors import UsageError
 from torchsmith.inspect import Inspection, inspect_artifact
 from torchsmith.interpreter import invocable
+from torchsmith.proc import HOST
 from torchsmith.spec import BuildSpec
 from torchsmith.spec_sources import ResolvedSpec
 
@@ -63,12 +64,12 @@ def read_against(against: str, env: Mapping[str, str]) -> TorchFacts:
     """Inspect the torch ``against`` names (a wheel file, or ``python:PATH``)."""
     if against.startswith(PYTHON_PREFIX):
         interpreter = invocable(against.removeprefix(PYTHON_PREFIX))
-        insp = inspect_artifact(python=interpreter, env=env)
+        insp = inspect_artifact(python=interpreter, env=env, runner=HOST)
         version = insp.torch_version or "?"
         return facts_of("python", interpreter, insp, version.split("+")[0])
     path = Path(against).expanduser().resolve()
     version, python = wheel_version_and_python(path)
-    insp = inspect_artifact(wheel=path, env=env)
+    insp = inspect_artifact(wheel=path, env=env, runner=HOST)
     return facts_of("wheel", str(path), insp, version).model_copy(update={"python": python})
 
 

@@ -11,6 +11,7 @@ from torchsmith.inspect.crosscheck import compare_listing, run_cuobjdump, summar
 from torchsmith.inspect.installed import inspect_installed
 from torchsmith.inspect.model import Inspection
 from torchsmith.inspect.wheel import inspect_wheel
+from torchsmith.runner import Runner
 
 
 def _cross_check(insp: Inspection, listings: dict[str, Counter[str]], tool: str) -> Inspection:
@@ -26,6 +27,7 @@ def inspect_artifact(
     wheel: Path | None = None,
     python: str | None = None,
     env: Mapping[str, str],
+    runner: Runner,
     cuobjdump: str | None = None,
 ) -> Inspection:
     """Inspect a wheel file or the torch ``python`` imports; cross-check with ``cuobjdump``
@@ -34,12 +36,12 @@ def inspect_artifact(
 
     def listing(member: str, path: Path) -> None:
         if cuobjdump is not None:
-            listings[member] = run_cuobjdump(cuobjdump, path, env, member)
+            listings[member] = run_cuobjdump(cuobjdump, path, env, member, runner=runner)
 
     if wheel is not None:
         insp = inspect_wheel(wheel, listing)
     elif python is not None:
-        insp = inspect_installed(python, env)
+        insp = inspect_installed(python, env, runner)
         site = Path(insp.location).parent
         for lib in insp.libraries:
             if lib.gpu is not None:

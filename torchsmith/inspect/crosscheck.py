@@ -9,9 +9,9 @@ from collections import Counter
 from collections.abc import Mapping
 from pathlib import Path
 
-from torchsmith import proc
 from torchsmith.errors import InspectError
 from torchsmith.inspect.model import CrossCheck, GpuCode
+from torchsmith.runner import Runner
 
 _LINE = re.compile(r"^(ELF|PTX) file\s+\d+: .*\.(sm_\d+[a-z]?)\.(?:cubin|ptx)$")
 
@@ -51,12 +51,12 @@ _HINT = (
 
 
 def run_cuobjdump(
-    cuobjdump: str, path: Path, env: Mapping[str, str], member: str | None = None
+    cuobjdump: str, path: Path, env: Mapping[str, str], member: str | None = None, *, runner: Runner
 ) -> Counter[str]:
     """Entries per target as ``cuobjdump`` lists them; a tool that cannot run or fails is an
     error (its empty output is not an empty listing)."""
     try:
-        done = proc.capture([cuobjdump, "--list-elf", "--list-ptx", path], env=env, timeout=600)
+        done = runner.capture([cuobjdump, "--list-elf", "--list-ptx", path], env=env, timeout=600)
     except (OSError, subprocess.TimeoutExpired) as exc:
         why = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
         raise InspectError(f"--cuobjdump {cuobjdump} cannot be run: {why}", _HINT) from exc

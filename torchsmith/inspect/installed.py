@@ -11,7 +11,6 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from torchsmith import proc
 from torchsmith.errors import InspectError
 from torchsmith.inspect.abi import cmake_abi
 from torchsmith.inspect.assemble import LibFile, Parts, Probe, assemble
@@ -21,6 +20,7 @@ from torchsmith.inspect.elf import read_elf
 from torchsmith.inspect.meta import parse_version_py
 from torchsmith.inspect.model import BuildConfig, Inspection
 from torchsmith.interpreter import invocable
+from torchsmith.runner import Runner
 
 MARK = "TORCHSMITH_PROBE "
 PROBE_SCRIPT = """
@@ -50,7 +50,9 @@ _PYTHON_HINT = (
 _SHARED = re.compile(r"\.so(\.\d+)*$")
 
 
-def probe(python: str, env: Mapping[str, str], timeout: float = 300) -> dict[str, Any]:
+def probe(
+    python: str, env: Mapping[str, str], runner: Runner, timeout: float = 300
+) -> dict[str, Any]:
     """Import torch in ``python`` once and return what it says about itself. It runs in an
     empty temporary directory: ``python -c`` puts the working directory first on sys.path, so a
     ``torch/`` source checkout there would be imported instead of the installed torch."""
@@ -59,7 +61,7 @@ def probe(python: str, env: Mapping[str, str], timeout: float = 300) -> dict[str
         raise InspectError(f"--python {python}: no such file", _PYTHON_HINT)
     try:
         with tempfile.TemporaryDirectory(prefix="torchsmith-probe-") as empty:
-            done = proc.capture(
+            done = runner.capture(
                 [python, "-c", PROBE_SCRIPT], env=env, cwd=Path(empty), timeout=timeout
             )
     except FileNotFoundError as exc:
@@ -99,9 +101,9 @@ def _config(data: dict[str, Any]) -> BuildConfig:
     return config.model_copy(update={"nccl": data.get("nccl")})
 
 
-def inspect_installed(python: str, env: Mapping[str, str]) -> Inspection:
+def inspect_installed(python: str, env: Mapping[str, str], runner: Runner) -> Inspection:
     """Everything :class:`Inspection` holds about the torch that ``python`` imports."""
-    data = probe(python, env)
+    data = probe(python, env, runner)
     torch_dir = Path(data["file"]).parent
     version_file = torch_dir / "version.py"
     version = parse_version_py(version_file.read_text() if version_file.exists() else "")

@@ -54,7 +54,9 @@ def _verify_there(ctx: BuildContext, python: str, env: Mapping[str, str]) -> dic
     workdir = ctx.workspace.root / STAGE
     smoke = SmokeOptions(python=python, workdir=workdir, runner=ctx.executor, mode="interpreter")
     with ctx.stage(f"{STAGE}-verify", f"the torch {python} imports, smoke tests there"):
-        verdict = verify_artifact(None, ctx.plan, env, python=python, smoke=smoke)
+        verdict = verify_artifact(
+            None, ctx.plan, env, runner=ctx.executor, python=python, smoke=smoke
+        )
         verdict.raise_if_failed()
     return {"passed": True, "checks": len(verdict.checks) + len(verdict.smoke)}
 

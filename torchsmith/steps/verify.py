@@ -52,7 +52,9 @@ def verify_wheel(
             mode="venv-system" if ctx.plan.source.system_python else "venv",
         )
         reporter = _Within(ctx.reporter, STAGE)
-        verdict = verify_artifact(wheel, ctx.plan, benv.env, smoke=smoke, reporter=reporter)
+        verdict = verify_artifact(
+            wheel, ctx.plan, benv.env, runner=ctx.executor, smoke=smoke, reporter=reporter
+        )
         verdict.raise_if_failed()
     return {
         "passed": True,

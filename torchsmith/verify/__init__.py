@@ -15,6 +15,7 @@ from torchsmith.inspect.installed import inspect_installed
 from torchsmith.inspect.model import Inspection
 from torchsmith.inspect.wheel import inspect_wheel
 from torchsmith.plan_model import BuildPlan
+from torchsmith.runner import Runner
 from torchsmith.verify.compare import compare
 from torchsmith.verify.expect import Expectations, from_plan, load_plan
 from torchsmith.verify.model import Check, Verdict
@@ -45,6 +46,7 @@ def verify_artifact(
     plan: BuildPlan | Expectations,
     env: Mapping[str, str],
     *,
+    runner: Runner,
     python: str | None = None,
     smoke: SmokeOptions | None = None,
     reporter: Reporter | None = None,
@@ -59,7 +61,7 @@ def verify_artifact(
             "torchsmith verify path/to/torch-….whl --plan FILE, or --python /path/to/python",
         )
     with _stage(reporter, "inspect", str(wheel or f"the torch {python} imports")):
-        inspection = inspect_wheel(wheel) if wheel else inspect_installed(str(python), env)
+        inspection = inspect_wheel(wheel) if wheel else inspect_installed(str(python), env, runner)
     checks = verify_inspection(inspection, plan)
     smoke_checks: list[Check] = []
     if smoke is not None:

@@ -19,7 +19,7 @@ def test_a_missing_cuobjdump_is_named(monkeypatch: pytest.MonkeyPatch) -> None:
 
     monkeypatch.setattr(proc, "capture", missing)
     with pytest.raises(InspectError, match="cannot be run: No such file") as err:
-        run_cuobjdump("/nonexistent/cuobjdump", Path("lib.so"), {})
+        run_cuobjdump("/nonexistent/cuobjdump", Path("lib.so"), {}, runner=proc.HOST)
     assert "--cuobjdump none" in err.value.hint
 
 
@@ -28,4 +28,4 @@ def test_a_failing_cuobjdump_is_not_an_empty_listing(monkeypatch: pytest.MonkeyP
         proc, "capture", lambda argv, **kw: subprocess.CompletedProcess(argv, 1, "", "")
     )
     with pytest.raises(InspectError, match=r"failed on torch/lib/x.so \(exit status 1\)"):
-        run_cuobjdump("/bin/false", Path("lib.so"), {}, "torch/lib/x.so")
+        run_cuobjdump("/bin/false", Path("lib.so"), {}, "torch/lib/x.so", runner=proc.HOST)

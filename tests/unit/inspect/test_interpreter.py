@@ -49,7 +49,7 @@ def test_inspect_and_against_run_the_relative_interpreter(
     calls: list[list[str]] = []
     line = installed_mod.MARK + json.dumps({"file": "/site/torch/__init__.py"}) + "\n"
     monkeypatch.setattr(proc, "capture", _recording(calls, line))
-    installed_mod.probe(".venv/bin/python", {})
+    installed_mod.probe(".venv/bin/python", {}, proc.HOST)
     assert calls[0][0] == str(venv_python)
     seen: list[str] = []
     monkeypatch.setattr(
