@@ -25,24 +25,54 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from packaging.requirements import InvalidRequirement, Requirement
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from torchsmith.errors import Problem, SpecError
+from torchsmith.spec_text import ImageRef, no_control
 
 if sys.version_info >= (3, 11):
     import tomllib
 else:  # pragma: no cover
     import tomli as tomllib
 
-REFERENCE = re.compile(r"^(secrets|vars)\.[A-Za-z_][A-Za-z0-9_]*$")
-ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
-NAME = re.compile(r"^[a-z][a-z0-9-]{0,40}$")
+# Every pattern is used with fullmatch: ``$`` lets a trailing newline through (``"inj\n"``),
+# which became a second shell command in the job's ``run:`` (security review f1b4bec, N7).
+REFERENCE = re.compile(r"(secrets|vars)\.[A-Za-z_][A-Za-z0-9_]*")
+ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+NAME = re.compile(r"[a-z][a-z0-9-]{0,40}")
+LABEL = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
+"""A runner label (``ubuntu-22.04``, ``self-hosted``): no ``${{ }}`` expression, no space."""
 SELF = "."
-PINNED = re.compile(r"==|@ ?\S+#sha256=[0-9a-f]{64}$|^git\+\S+@[0-9a-f]{40}$")
+GIT_PIN = re.compile(r"git\+\S+@[0-9a-f]{40}")
+URL_PIN = re.compile(r"\S+#sha256=[0-9a-f]{64}")
+
+
+def pinned(requirement: str) -> bool:
+    """Exactly one release (``NAME==X``, no wildcard, no environment marker), a URL with
+    ``#sha256=``, or a git URL at a 40-hex commit. ``torchsmith>=0.1 ; python_version ==
+    '3.11'`` is none of these (the old check found ``==`` in its marker)."""
+    if GIT_PIN.fullmatch(requirement):
+        return True
+    try:
+        req = Requirement(requirement)
+    except InvalidRequirement:
+        return False
+    if req.marker is not None or req.extras:
+        return False
+    if req.url:
+        return not req.specifier and bool(URL_PIN.fullmatch(req.url) or GIT_PIN.fullmatch(req.url))
+    specs = list(req.specifier)
+    return len(specs) == 1 and specs[0].operator in ("==", "===") and "*" not in specs[0].version
 
 
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
+
+    @field_validator("*")
+    @classmethod
+    def _one_line(cls, value: Any) -> Any:  # every value reaches a workflow or a bake file
+        return no_control(value)
 
 
 class MatrixCache(_Strict):
@@ -55,9 +85,9 @@ class MatrixCache(_Strict):
     @classmethod
     def _references_only(cls, env: dict[str, str]) -> dict[str, str]:
         for name, ref in env.items():
-            if not ENV_NAME.match(name):
+            if not ENV_NAME.fullmatch(name):
                 raise ValueError(f"{name!r} is not an environment variable name")
-            if not REFERENCE.match(ref):
+            if not REFERENCE.fullmatch(ref):
                 raise ValueError(
                     f"{name} = {ref!r}: give a reference (vars.NAME or secrets.NAME), never a "
                     "value: the workflow and bake file are committed and published"
@@ -72,7 +102,7 @@ class MatrixSpec(_Strict):
     axes: dict[str, list[Any]] = Field(description="Spec key -> the values it takes.")
     runs_on: str = Field("ubuntu-22.04", description="GitHub Actions runner label.")
     timeout_minutes: int = Field(360, ge=1, le=4320, description="Per job (GitHub max 4320).")
-    image: str = Field(
+    image: ImageRef = Field(
         "python:3.11-bookworm",
         description="Container image the jobs run torchsmith in (GitHub job container, bake's "
         "FROM): Debian 12 with Python, the platform torchsmith plans for and is tested on.",
@@ -88,14 +118,24 @@ class MatrixSpec(_Strict):
     @field_validator("name")
     @classmethod
     def _name(cls, name: str) -> str:
-        if not NAME.match(name):
+        if not NAME.fullmatch(name):
             raise ValueError("a lower-case letter, then letters, digits and '-' (41 at most)")
         return name
+
+    @field_validator("runs_on")
+    @classmethod
+    def _label(cls, label: str) -> str:
+        if not LABEL.fullmatch(label):
+            raise ValueError(
+                f"{label!r} is not a runner label (letters, digits, . _ -), e.g. ubuntu-22.04: "
+                "a ${{ }} expression there would be evaluated by the CI engine"
+            )
+        return label
 
     @field_validator("torchsmith")
     @classmethod
     def _pinned(cls, requirement: str) -> str:
-        if requirement != SELF and not PINNED.search(requirement):
+        if requirement != SELF and not pinned(requirement):
             raise ValueError(
                 f"{requirement!r} is not pinned: the jobs run it with the cache's secrets; give "
                 "'.', NAME==VERSION, a URL with #sha256=, or git+URL@<40-hex commit>"
