@@ -8,6 +8,11 @@ Python's); the median CPU (user + sys of the child) and wall seconds are printed
 
     python bench/bench_plan.py [--runs N] [--name startup] [--tree DIR]
 
+``--instructions`` also counts, once per command, the instructions the process executes
+(valgrind's callgrind, ``Collected``): a number the machine's load does not change, for comparing
+two commits on a shared machine (the host probe's child processes are not counted, so ``plan``
+and ``host`` with a probe are left out of it).
+
 ``--tree DIR`` times the torchsmith of another checkout (e.g. ``git archive COMMIT``
 unpacked into DIR; it runs with ``PYTHONPATH=DIR``), so that before and after are measured
 from clean trees of named commits, on the same machine, one after the other.
@@ -17,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import resource
 import subprocess
 import sys
@@ -64,6 +70,24 @@ def once(argv: list[str], tree: Path | None) -> tuple[float, float]:
     return cpu, wall
 
 
+IN_PROCESS = ("plan --host-facts", "--help", "kb release", "kb releases")
+
+
+def instructions(argv: list[str], tree: Path | None) -> int:
+    """Instructions one ``python -m torchsmith ARGV`` executes (callgrind's ``Collected``)."""
+    env = {**os.environ, "NO_COLOR": "1", "PYTHONHASHSEED": "0"}
+    if tree is not None:
+        env["PYTHONPATH"] = str(tree)
+    grind = ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null"]
+    done = subprocess.run([*grind, sys.executable, "-m", "torchsmith", *argv], env=env, cwd=tree,
+                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                          check=True)  # fmt: skip
+    found = re.search(r"Collected : (\d+)", done.stderr)
+    if found is None:
+        sys.exit(f"no instruction count in valgrind's output: {done.stderr[-400:]}")
+    return int(found[1])
+
+
 def measure(argv: list[str], runs: int, tree: Path | None) -> dict[str, Any]:
     once(argv, tree)  # warm-up, untimed
     samples = [once(argv, tree) for _ in range(runs)]
@@ -76,6 +100,7 @@ def main() -> int:
     parser.add_argument("--runs", type=int, default=7)
     parser.add_argument("--name", default="startup", help="docs/measured/<name>.json")
     parser.add_argument("--tree", type=Path, help="time the torchsmith of this checkout")
+    parser.add_argument("--instructions", action="store_true", help="also count instructions")
     opts = parser.parse_args()
     tree = opts.tree.resolve() if opts.tree else None
     load_before = _measured.load()
@@ -85,12 +110,17 @@ def main() -> int:
             _run(["host", "--json"], tree, capture_output=True).stdout, encoding="utf-8"
         )
         results = {name: measure(argv, opts.runs, tree) for name, argv in commands(facts).items()}
+        if opts.instructions:
+            for name in IN_PROCESS:
+                results[name]["instructions"] = instructions(commands(facts)[name], tree)
     for name, res in results.items():
         cpu, wall = res["cpu_s"]["median"], res["wall_s"]["median"]
         verdict = "met" if cpu < GOALS[name] else "NOT met"
         res["goal_cpu_s"], res["goal"] = GOALS[name], verdict
         print(f"{name:20} CPU median {cpu:.3f} s (goal < {GOALS[name]} s: {verdict}), "
-              f"wall median {wall:.3f} s, n={opts.runs}")  # fmt: skip
+              f"wall median {wall:.3f} s, n={opts.runs}"
+              + (f", {res['instructions'] / 1e6:,.0f} M instructions" if "instructions" in res
+                 else ""))  # fmt: skip
     at = _measured.commit(tree) if tree else None
     print("wrote", _measured.write(opts.name, results, load_before, at))
     return 0
