@@ -30,7 +30,6 @@ REMAINING: dict[str, int] = {
     "sources/patches.py": 1,
     "sources/path.py": 1,
     "sources/tarball.py": 1,
-    "toolchains/compiler.py": 1,
 }
 """module (relative to torchsmith/) -> direct calls it still makes (issue 22 item 4)."""
 

@@ -133,13 +133,13 @@ def _which_compilers(ex: Executor, label: str, env: Mapping[str, str]) -> tuple[
     return None
 
 
-def _install(label: str, env: Mapping[str, str], where: Path) -> None:
+def _install(ex: Executor, label: str, env: Mapping[str, str], where: Path) -> None:
     """--install-deps: the plan's compiler from the host's package manager (root only)."""
     family, _, major = label.partition("-")
     if family not in {"gcc", "clang"} or not major.isdigit():
         return
     hint = install_hint(family, int(major))  # type: ignore[arg-type]
-    install_compiler(hint, probe_host(env, where), env, is_root=os.geteuid() == 0)
+    install_compiler(hint, probe_host(env, where), env, runner=ex, is_root=os.geteuid() == 0)
 
 
 def _find_compilers(
@@ -148,7 +148,7 @@ def _find_compilers(
     label = plan.compiler.value or "gcc"
     found = _which_compilers(ex, label, env)
     if found is None and install_deps:
-        _install(label, env, where)
+        _install(ex, label, env, where)
         found = _which_compilers(ex, label, env)
     if found is not None:
         return found

@@ -8,9 +8,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from torchsmith import proc
 from torchsmith.errors import HostError
 from torchsmith.host.model import Family, HostFacts
+from torchsmith.runner import Runner
 
 _RPM_IDS = frozenset({"rhel", "centos", "rocky", "almalinux", "ol", "fedora", "amzn"})
 
@@ -58,6 +58,7 @@ def install_compiler(
     host: HostFacts,
     env: Mapping[str, str],
     *,
+    runner: Runner,
     is_root: bool,
     log_path: Path | None = None,
 ) -> None:
@@ -71,4 +72,4 @@ def install_compiler(
         argv = ["dnf", "install", "-y", *hint.dnf]
     else:
         argv = ["apt-get", "install", "-y", "--no-install-recommends", *hint.apt]
-    proc.run(argv, env={**env, "DEBIAN_FRONTEND": "noninteractive"}, log_path=log_path)
+    runner.run(argv, env={**env, "DEBIAN_FRONTEND": "noninteractive"}, log_path=log_path)

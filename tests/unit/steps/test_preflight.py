@@ -142,7 +142,7 @@ def test_install_deps_installs_the_missing_compiler_then_finds_it(
     ex = FakeExecutor({"cmake", "ninja", "ccache", "python3"})
     installed: list[str] = []
 
-    def fake_install(label: str, env: object, where: Path) -> None:
+    def fake_install(_ex: object, label: str, env: object, where: Path) -> None:
         installed.append(label)
         ex.programs |= {"gcc-12", "g++-12"}
 
