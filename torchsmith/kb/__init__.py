@@ -7,7 +7,6 @@ raises :class:`KnowledgeBaseError` naming the file and record. Lookups that find
 
 from __future__ import annotations
 
-import difflib
 import functools
 import hashlib
 import json
@@ -64,6 +63,13 @@ def normalize_gpu_name(name: str) -> str:
     return re.sub(r"[^a-z0-9]", "", text)
 
 
+def _close(wanted: str, known: list[str]) -> list[str]:
+    """Up to three names like ``wanted`` (difflib imported only for a lookup that failed)."""
+    import difflib
+
+    return difflib.get_close_matches(wanted, known, n=3, cutoff=0.5)
+
+
 def version_key(text: str) -> Version:
     try:
         return Version(text)
@@ -90,7 +96,7 @@ class KnowledgeBase:
             if rel.torch == wanted:
                 return rel
         known = [r.torch for r in self.releases]
-        close = difflib.get_close_matches(wanted, known, n=3, cutoff=0.5)
+        close = _close(wanted, known)
         raise UnknownEntryError(
             f"torch {version!r} is not a release the knowledge base knows",
             (f"did you mean {', '.join(close)}? " if close else "")
@@ -141,7 +147,7 @@ class KnowledgeBase:
             if wanted in {normalize_gpu_name(n) for n in (gpu.name, *gpu.aliases)}:
                 return gpu
         names = [g.name for g in self.gpus]
-        close = difflib.get_close_matches(name, names, n=3, cutoff=0.5)
+        close = _close(name, names)
         raise UnknownEntryError(
             f"GPU {name!r} is not in the knowledge base",
             (f"did you mean {', '.join(close)}? " if close else "")
