@@ -12,7 +12,8 @@ EXPECTED maps each log file (its name relative to LOG_DIR) to the cause it shoul
 ``expected`` is a rule id (``nvcc-host-gcc-too-new``), a rule category (``toolchain``,
 ``cuda-arch``, ``abi``, ``feature-off``, ...), a rule tag (``cudnn``, ``nccl``, ``mkl``,
 ``submodules``, ``stale-build``, ``oom``, ``disk``, ``permissions``, ...; case, spaces and
-underscores do not matter), or ``unknown`` when no rule should claim the log. A log counts as
+underscores do not matter), several such separated by ``|`` (any one is right), or
+``unknown`` when no rule should claim the log. A log counts as
 right at top-1 when the top-ranked finding has that id, category or tag (for ``unknown``: no
 specific rule of severity error); top-3 likewise among the first three findings. A generic
 diagnosis (``generic-<class>``, when no specific rule matched) counts when its id, category
@@ -58,11 +59,11 @@ def _norm(text: str) -> str:
 
 def hit(diagnosis: Diagnosis, expected: str, k: int) -> bool:
     """Right when one of the first ``k`` findings has the expected rule id, category or tag."""
-    want = _norm(expected)
-    if want in ("unknown", "none"):
+    wants = {_norm(w) for w in expected.split("|")}
+    if wants & {"unknown", "none"}:
         return diagnosis.cause is None
     return any(
-        want in {_norm(f.rule_id), _norm(f.category), *map(_norm, f.tags)}
+        wants & {_norm(f.rule_id), _norm(f.category), *map(_norm, f.tags)}
         for f in diagnosis.findings[:k]
     )
 
