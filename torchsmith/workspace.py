@@ -21,6 +21,7 @@ from typing import Any
 
 from torchsmith import __version__, atomic, lock
 from torchsmith.atomic import write_json
+from torchsmith.cache.trust import ancestor_reason
 from torchsmith.errors import HostError
 from torchsmith.plan_model import BuildPlan
 from torchsmith.redact import redact_data
@@ -122,7 +123,20 @@ def check_cache_root(cache_root: Path, euid: int | None = None) -> Path:
             f"use a cache root only root can write (--cache-root /root/.cache/torchsmith), "
             f"or fix this one: chown root {cache_root} && chmod go-w {cache_root}",
         )
+    _check_parents(cache_root, euid)
     return cache_root
+
+
+def _check_parents(cache_root: Path, euid: int) -> None:
+    """As root, no directory above the cache root may let another user swap it (L3)."""
+    problem = ancestor_reason(cache_root, euid)
+    if problem is not None:
+        raise HostError(
+            f"cache root {cache_root}: {problem}, so another user could replace the cache root "
+            "with a tree of their own while torchsmith, running as root, builds from it",
+            "use a cache root whose every parent only root can write (--cache-root "
+            "/root/.cache/torchsmith)",
+        )
 
 
 def workspace_info(plan_hash: str, tools: Mapping[str, str]) -> dict[str, Any]:

@@ -28,6 +28,8 @@ from torchsmith.cache.stats import (
     parse_sccache_json,
     stats_record,
 )
+from torchsmith.cache.trust import untrusted_reason
+from torchsmith.errors import HostError
 from torchsmith.spec import CacheKind
 
 _LANGS = ("C", "CXX", "CUDA")
@@ -153,6 +155,8 @@ def cache_from_plan(
     ``env`` (the build's base environment) or the plan's mode-600 file."""
     base = make_cache(setup.kind, cache_root, program)
     directory = Path(setup.local_dir).expanduser() if setup.local_dir else base.directory
+    if base.kind != "none":
+        check_trusted(directory)
     basedir = Path(setup.basedir).expanduser() if setup.basedir else base.basedir
     remote_env = RemoteEnv()
     private = make_private_dir(env) if base.kind == "sccache" and program else None
@@ -171,6 +175,20 @@ def cache_from_plan(
         remote_env,
         private_dir=private,
     )
+
+
+def check_trusted(directory: Path) -> None:
+    """As root, refuse a compiler-cache directory another user can write or swap: every object
+    in it ends up in the wheel (a swapped entry made ``return 42`` print 1337, security review
+    f1b4bec N4; ``cache.dir`` was never checked, L3)."""
+    problem = untrusted_reason(directory)
+    if problem is not None:
+        raise HostError(
+            f"compiler cache {directory}: {problem}; running as root, torchsmith would put "
+            "objects another user can write into the wheel",
+            "build as a non-root user (the cache may stay shared), or give root a cache "
+            "directory only root can write (cache.dir)",
+        )
 
 
 def with_cluster(cache: CompilerCache, setup: CachePlan, env: Mapping[str, str]) -> CompilerCache:
