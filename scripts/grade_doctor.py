@@ -68,6 +68,12 @@ def hit(diagnosis: Diagnosis, expected: str, k: int) -> bool:
     )
 
 
+def _log_lines(path: Path) -> list[str]:
+    """The log without its fixture header (``#@ source: ...`` lines are not the log's)."""
+    text = path.read_text(encoding="utf-8", errors="replace")
+    return [line for line in text.splitlines() if not line.startswith("#@ ")]
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("log_dir", type=Path)
@@ -83,7 +89,7 @@ def main() -> int:
             results.append({"log": name, "expected": want, "error": "missing log"})
             continue
         start = time.perf_counter()
-        diagnosis = diagnose(log)
+        diagnosis = diagnose(_log_lines(log))
         top = diagnosis.top
         results.append(
             {
