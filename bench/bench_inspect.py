@@ -27,6 +27,7 @@ GOAL_WALL_S, GOAL_RSS_MIB = 3.0, 200.0
 def one(wheel: Path) -> dict[str, Any]:
     """One inspection in this process: wall, CPU (this process and its threads), peak RSS."""
     from torchsmith.inspect import inspect_wheel
+    from torchsmith.inspect.inflate import codec_name
 
     start = time.perf_counter()
     insp = inspect_wheel(wheel)
@@ -34,7 +35,8 @@ def one(wheel: Path) -> dict[str, Any]:
     usage = resource.getrusage(resource.RUSAGE_SELF)
     return {"wall_s": wall, "cpu_s": usage.ru_utime + usage.ru_stime,
             "peak_rss_mib": usage.ru_maxrss / 1024, "sass": list(insp.sass),
-            "libraries": len(insp.libraries), "unpacked_mib": insp.sizes.total / 2**20}  # fmt: skip
+            "libraries": len(insp.libraries), "unpacked_mib": insp.sizes.total / 2**20,
+            "inflater": codec_name(), "cxx11_abi": insp.cxx11_abi}  # fmt: skip
 
 
 def fresh(wheel: Path) -> dict[str, Any]:
@@ -59,7 +61,9 @@ def main() -> int:
     results = {key: _measured.summary([r[key] for r in runs])
                for key in ("wall_s", "cpu_s", "peak_rss_mib")}  # fmt: skip
     results["wheel"] = {"name": opts.wheel.name, "mib": opts.wheel.stat().st_size / 2**20,
-                        "sass": runs[0]["sass"], "libraries": runs[0]["libraries"]}  # fmt: skip
+                        "sass": runs[0]["sass"], "libraries": runs[0]["libraries"],
+                        "inflater": runs[0]["inflater"],
+                        "cxx11_abi": runs[0]["cxx11_abi"]}  # fmt: skip
     wall, rss = results["wall_s"]["median"], results["peak_rss_mib"]["median"]
     ok = wall < GOAL_WALL_S and rss < GOAL_RSS_MIB
     results["goal"] = {"wall_s": GOAL_WALL_S, "peak_rss_mib": GOAL_RSS_MIB, "met": ok}

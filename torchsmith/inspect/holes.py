@@ -15,7 +15,6 @@ from torchsmith.inspect.fatbin import FATBIN_MAGIC
 _MAGIC = struct.pack("<I", FATBIN_MAGIC)
 _CONTAINER = struct.Struct("<IHHQ")
 _ENTRY = struct.Struct("<HHIQ")  # kind, version, header_size, padded size
-_HOLD = 128  # bytes held back at a chunk's end: a header may straddle chunks
 _MIN_HOLE = 1 << 16  # smaller payloads are written (a hole saves nothing)
 
 
@@ -33,7 +32,7 @@ class HoleWriter:
         self.holes: list[tuple[int, int]] = []
 
     def write(self, data: bytes) -> None:
-        window = self.held + data
+        window = self.held + data if self.held else data  # held is rarely more than a header
         used = self._scan(window, final=False)
         self.held, self.start = window[used:], self.start + used
 
@@ -91,7 +90,7 @@ class HoleWriter:
     def _outside(self, window: bytes, cur: int, final: bool) -> int:
         found = self._container(window, cur, final)
         if found is None:
-            stop = len(window) if final else max(cur, len(window) - _HOLD)
+            stop = len(window)  # a magic split by the chunk's end is missed: no hole, no harm
             self._keep(window, cur, stop)
             return stop
         self._keep(window, cur, found)
