@@ -106,6 +106,7 @@ class CachePlan(_Frozen):
     shared_dir: bool = Field(False, description="local_dir is shared with other builds/users")
     remote: str | None = Field(None, description="the remote URL (never with credentials)")
     remote_kind: RemoteKind | None = None
+    remote_read_only: bool = Field(False, description="the remote is read, never written")
     endpoint: str | None = None
     region: str | None = None
     username: str | None = None

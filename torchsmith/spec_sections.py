@@ -180,6 +180,12 @@ class CacheSpec(_Strict):
     cluster_token_env: str | None = Field(
         None, description="Name of the environment variable holding the cluster's client token."
     )
+    read_only: bool = Field(
+        False,
+        description="Only read the remote, never write it: for builds that must not be able to "
+        "change what other builds get from the cache (pull requests, machines you do not "
+        "trust); let only trusted CI write it.",
+    )
     allow_cleartext: bool = Field(
         False,
         description="Accept a remote (http://, redis://) or cluster (http://) on another "

@@ -237,6 +237,9 @@ LAUNCHER_KEYS = frozenset(
         "SCCACHE_REGION",
         "SCCACHE_S3_KEY_PREFIX",
         "SCCACHE_S3_USE_SSL",
+        "SCCACHE_REDIS_RW_MODE",
+        "SCCACHE_WEBDAV_RW_MODE",
+        "SCCACHE_S3_RW_MODE",
         "SCCACHE_CONF",
     }
 )

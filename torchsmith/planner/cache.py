@@ -70,6 +70,7 @@ def _setup(spec: CacheSpec, local_jobs: int | None) -> CachePlan:
         shared_dir=local is not None,
         remote=remote,
         remote_kind=remote_kind_of(remote) if remote else None,
+        remote_read_only=spec.read_only and remote is not None,
         endpoint=spec.endpoint,
         region=spec.region,
         username=spec.username,
@@ -110,6 +111,12 @@ def _check(ctx: Ctx, spec: CacheSpec) -> None:
         return
     if spec.remote:
         _remote_problems(ctx, spec)
+    elif spec.read_only:
+        ctx.problem(
+            "cache.read_only without a remote cache.location: there is nothing to only read",
+            "name the remote (cache.location = rediss://HOST:PORT), or drop cache.read_only",
+            "cache.read_only",
+        )
     elif spec.credentials_env or spec.credentials_file or spec.username:
         ctx.problem(
             "cache credentials/username given without a remote cache.location",
