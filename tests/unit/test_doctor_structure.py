@@ -86,6 +86,38 @@ CASES = {  # log, expected kind, field, expected generic tag
         ("tool", None),
         "crash",
     ),
+    "macos-dylib": (
+        "OSError: dlopen(/x/libtorchaudio_ffmpeg.so, 6): Library not loaded: "
+        "@rpath/libavdevice.58.dylib\n",
+        "import-missing-lib",
+        ("library", "libavdevice.58.dylib"),
+        "ffmpeg",
+    ),
+    "tool-missing-cmake": (
+        "running build_ext\nerror: [Errno 2] No such file or directory: 'cmake'\n",
+        "tool-missing",
+        ("tool", "cmake"),
+        "cmake",
+    ),
+    "tool-missing-msvc": (
+        "error: Microsoft Visual C++ 14.0 or greater is required. Get it with \"Microsoft C++ "
+        "Build Tools\"\n",
+        "tool-missing",
+        ("tool", "Visual C++"),
+        "msvc",
+    ),
+    "localised-ld": (
+        "/usr/bin/ld: 找不到 -lsox: 没有那个文件或目录\ncollect2: error: ld returned 1 exit status\n",
+        "linker-missing-lib",
+        ("library", "sox"),
+        "sox",
+    ),
+    "gdb-backtrace": (
+        "(gdb) bt\n#0  0x00005555556ee8d4 in type_name () at Objects/typeobject.c:411\n",
+        "crash",
+        ("tool", None),
+        "crash",
+    ),
     "killed": (
         "FAILED: x.o\nc++: fatal error: Killed signal terminated program cc1plus\n"
         "compilation terminated.\n",

@@ -33,6 +33,11 @@ GENERIC_TRIGGERS: tuple[bytes, ...] = (
     b"SIGSEGV",
     b"Floating point exception",
     b"Illegal instruction",
+    b"Library not loaded",
+    b"received signal",
+    b"(gdb) bt",
+    "找不到".encode(),
+    "没有那个文件".encode(),
 )
 
 _NOISE = re.compile(
@@ -51,7 +56,8 @@ _REAL = re.compile(
     r"Killed signal|undefined reference|undefined symbol|relocation truncated|No space left|"
     r"cannot find -l|catastrophic error|internal compiler error|No such file or directory|"
     r"does not contain a CMakeLists|Could not find \S*third_party|Segmentation fault|"
-    r"core dumped|terminate called after|SIGSEGV|Floating point exception|Illegal instruction"
+    r"core dumped|terminate called after|SIGSEGV|Floating point exception|Illegal instruction|"
+    r"Library not loaded|received signal SIG|\(gdb\) bt|找不到|没有那个文件"
 )
 _STATUS = re.compile(r"^\s*\[\d+/\d+[\] ]")
 _FAILED = re.compile(r"^\s*FAILED: (?:\[code=\d+\] )?(?P<target>\S+)")

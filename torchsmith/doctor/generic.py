@@ -79,8 +79,14 @@ def by_symbol(symbol: str) -> Component | None:
     return max(found, key=lambda pair: pair[0])[1] if found else None
 
 
+_LIB_SUFFIX = _rx(r"(?:[.-]\d+)*\.(?:so|dylib|dll|a|lib)(?:\.[\d.]+)?$")
+
+
 def by_library(library: str) -> Component | None:
-    name = library.rsplit("/", 1)[-1].removeprefix("lib").split(".so")[0].split(".a")[0]
+    """``libavdevice.58.dylib``, ``libcudart.so.12``, ``cudnn64_8.dll``, ``-lsox``: the
+    component whose library that is."""
+    base = library.replace("\\", "/").rsplit("/", 1)[-1].removeprefix("lib")
+    name = _LIB_SUFFIX.sub("", base)
     return next(
         (c for c in components() for g in c.libraries if fnmatch.fnmatchcase(name, g)), None
     )
@@ -301,6 +307,27 @@ def _import_module(e: TypedError) -> dict[str, Any]:
     }
 
 
+def _tool_missing(e: TypedError) -> dict[str, Any]:
+    tool = e.tool or "a build tool"
+    msvc = tool.startswith("Visual C++")
+    name = "msvc" if msvc else tool.lower()
+    fix = (
+        "install the Visual Studio Build Tools (the C++ workload) and build from a "
+        "'x64 Native Tools' prompt so cl.exe is on PATH"
+        if msvc
+        else f"install {tool} (pip install {name} works for cmake and ninja) or put it on PATH"
+    )
+    return {
+        "category": "toolchain",
+        "tags": (name, "missing-tool", *(("compiler",) if msvc else ())),
+        "stage": "configure",
+        "title": f"{tool} not found",
+        "cause": f"The build runs {tool}, which is not installed or not on PATH.",
+        "fix": fix + ".",
+        "source": "https://pytorch.org/docs/stable/cpp_extension.html",
+    }
+
+
 def _killed(e: TypedError) -> dict[str, Any]:
     return {
         "category": "resources",
@@ -432,6 +459,7 @@ _BY_KIND = {
     "import-missing-lib": _import_missing_lib,
     "import-version": _import_version,
     "import-module": _import_module,
+    "tool-missing": _tool_missing,
     "killed": _killed,
     "crash": _crash,
     "cmake": _cmake,

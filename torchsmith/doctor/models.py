@@ -49,6 +49,7 @@ ErrorKind = Literal[
     "import-symbol",
     "import-version",
     "import-module",
+    "tool-missing",
     "crash",
     "cmake",
     "compiler",

@@ -36,6 +36,15 @@ _REWRITES = (  # (RE2 pattern, replacement): clang/nvcc/msvc/lld wording -> gcc 
     (_rx(r"use of undeclared identifier '([^'\s]+)'"), r"'\1' was not declared in this scope"),
     (_rx(r"ld\.lld: error: undefined symbol: (\S+)"), r"ld: undefined reference to '\1'"),
     (_rx(r"ld\.lld: error: unable to find library -l(\S+)"), r"ld: cannot find -l\1"),
+    # strerror(ENOENT) and ld's "cannot find" as localised builds print them (zh_CN, de, fr, es)
+    (
+        _rx(
+            r"没有那个文件或目录|File or directory does not exist|Datei oder Verzeichnis nicht "
+            r"gefunden|Aucun fichier ou dossier de ce type|No existe el archivo o el directorio"
+        ),
+        "No such file or directory",
+    ),
+    (_rx(r"找不到 ?-l"), "cannot find -l"),
     (_rx(r"\s+"), " "),
 )
 
@@ -79,12 +88,24 @@ RECOGNISERS = (
     _r("import-missing-lib", r"(?P<library>[\w.+-]+\.so[\w.]*): cannot open shared object file"),
     _r("import-symbol", r"undefined symbol: (?P<symbol>\S+)"),
     _r("import-version", r"version '(?P<symbol>(?:GLIBCXX|CXXABI|GLIBC)_[\d.]+)' not found"),
+    _r(
+        "import-missing-lib",
+        r"Library not loaded: '?(?:@rpath/|\S*/)?(?P<library>[\w.+-]+\.dylib)|"
+        r"Could not find module '(?:[^']*[\\/])?(?P<dll>[\w.+-]+\.dll)'",
+    ),
     _r("import-module", r"No module named '(?P<module>[\w.]+)'", "python"),
+    _r(
+        "tool-missing",
+        r"No such file or directory: '(?P<tool>[\w.+-]+)'|(?P<cmd>\b[\w.+-]+): (?:command )?not "
+        r"found$|Microsoft (?P<msvc>Visual C\+\+) [\d.]+ or greater is required|"
+        r"(?P<ninja>Ninja) is required",
+    ),
     _r(
         "crash",
         r"Segmentation fault|Aborted \(core dumped\)|Illegal instruction|Bus error|"
         r"terminate called after throwing|SIGSEGV|SIGILL|Floating point exception|"
-        r"free\(\): invalid|double free or corruption|core dumped",
+        r"free\(\): invalid|double free or corruption|core dumped|received signal SIG\w+|"
+        r"\(gdb\) (?:bt|where)|Program terminated with signal|Fatal Python error",
     ),
     _r("cmake", r"CMake Error(?: at (?P<file>[^:\s]+):\d+)?", "cmake"),
     _r("compiler", r"(?P<file>[^\s:]+):\d+(?::\d+)?: (?:fatal )?error: ", "gcc"),
@@ -103,7 +124,13 @@ RECOGNISERS = (
 )
 _VERSION = _rx(r"\b\d+\.\d+(?:\.\d+)*\b")
 _TOOL = _rx(r"\b(g\+\+|gcc|clang\+\+|clang|nvcc|ptxas|cicc|ld\.lld|ld\.gold|ld|cmake|pip)\b")
-_CMAKE_END = _rx(r"^(?:-- |CMake (?:Error|Warning)|Call Stack|\S)")
+# what starts the next message after a CMake error block (its own lines are mostly indented,
+# but copies of logs often lose the indentation)
+_CMAKE_END = _rx(
+    r"^(?:-- |CMake (?:Error|Warning|Deprecation|Generate)|Call Stack|\[\d+/\d+|g?make|ninja|"
+    r"FAILED|Traceback|error:|\S+\.py:\d+)"
+)
+CMAKE_LINES = 12  # at most this many lines of a CMake message are joined
 
 
 def read_block(block: ErrorBlock) -> TypedError | None:
@@ -141,15 +168,17 @@ def join_cmake(lines: Iterable[str]) -> str:
     """A CMake error block as one message: the ``CMake Error ...`` line and the indented lines
     after it (blank lines inside the block allowed), up to the next unindented line."""
     parts: list[str] = []
+    blanks = 0
     for i, text in enumerate(lines):
-        if i and text.strip() and _CMAKE_END.search(text) is not None:
+        blanks = blanks + 1 if not text.strip() else 0
+        if i and (_CMAKE_END.search(text) is not None or blanks > 1 or i >= CMAKE_LINES):
             break
         parts.append(text.strip())
     return normalise(" ".join(p for p in parts if p))
 
 
 def _typed(rec: _Recogniser, groups: dict[str, str | None], line: int, message: str) -> TypedError:
-    tool = groups.get("tool") or rec.tool or _tool(message)
+    tool = _first(groups, "tool", "cmd", "msvc", "ninja") or rec.tool or _tool(message)
     return TypedError(
         kind=rec.kind,
         line=line,
@@ -158,12 +187,16 @@ def _typed(rec: _Recogniser, groups: dict[str, str | None], line: int, message: 
         file=groups.get("file"),
         header=groups.get("header"),
         symbol=demangle(groups.get("symbol")),
-        library=groups.get("library"),
+        library=_first(groups, "library", "dll"),
         module=groups.get("module"),
         exception=groups.get("exception"),
         target=groups.get("target"),
         versions=_versions(message),
     )
+
+
+def _first(groups: dict[str, str | None], *names: str) -> str | None:
+    return next((v for v in (groups.get(n) for n in names) if v), None)
 
 
 def _tool(text: str) -> str | None:
