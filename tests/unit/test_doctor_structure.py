@@ -107,7 +107,8 @@ CASES = {  # log, expected kind, field, expected generic tag
         "msvc",
     ),
     "localised-ld": (
-        "/usr/bin/ld: 找不到 -lsox: 没有那个文件或目录\ncollect2: error: ld returned 1 exit status\n",
+        "/usr/bin/ld: 找不到 -lsox: 没有那个文件或目录\n"
+        "collect2: error: ld returned 1 exit status\n",
         "linker-missing-lib",
         ("library", "sox"),
         "sox",
