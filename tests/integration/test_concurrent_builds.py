@@ -44,9 +44,10 @@ FETCHER = textwrap.dedent(
     import sys
     from pathlib import Path
     from torchsmith.plan_model import SourcePlan
+    from torchsmith.proc import HOST
     from torchsmith.sources import fetch_source
     plan = SourcePlan(kind="tarball", location=sys.argv[2], ref="", reason="test")
-    tree = fetch_source(plan, Path(sys.argv[1]), {"PATH": "/usr/bin:/bin"})
+    tree = fetch_source(plan, Path(sys.argv[1]), {"PATH": "/usr/bin:/bin"}, runner=HOST)
     print(tree.identity, tree.root, sum(1 for _ in tree.root.rglob("*")), flush=True)
     """
 )

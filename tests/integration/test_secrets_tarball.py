@@ -22,6 +22,7 @@ import pytest
 from torchsmith.cache import launcher_env_keys
 from torchsmith.errors import SourceError
 from torchsmith.plan_model import BuildPlan, SourcePlan
+from torchsmith.proc import HOST
 from torchsmith.report.manifest import ManifestInputs, build_manifest, source_record
 from torchsmith.sources import fetch_source
 from torchsmith.steps.context import effective_env
@@ -128,7 +129,7 @@ def test_a_canary_password_is_nowhere(https_server: tuple[int, Path], tmp_path: 
     log.parent.mkdir(parents=True)
     with log.open("a") as fh:
         tree = fetch_source(
-            plan.source, cache / "sources", env, on_line=lambda s: print(s, file=fh)
+            plan.source, cache / "sources", env, runner=HOST, on_line=lambda s: print(s, file=fh)
         )
     assert _Handler.auth_ok == [True]  # curl did send the credentials (from its stdin config)
     assert (tree.root / "setup.py").is_file() and tree.identity == digest
@@ -157,7 +158,7 @@ def test_a_redirect_to_plain_http_is_not_followed(
     env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(tmp_path),
            "CURL_CA_BUNDLE": str(ca)}  # fmt: skip
     with pytest.raises(SourceError, match="download of https://\\*\\*\\*@127") as caught:
-        fetch_source(plan.source, tmp_path / "sources", env)
+        fetch_source(plan.source, tmp_path / "sources", env, runner=HOST)
     assert _Handler.paths == ["/redirect/t.tar.gz"]  # the plain-text URL was never fetched
     assert "Protocol" in caught.value.message and "http" in caught.value.message
     assert CANARY not in caught.value.render()

@@ -21,6 +21,7 @@ from torchsmith.errors import HostError, SourceError
 from torchsmith.kb.models import Fix
 from torchsmith.plan_model import SourcePlan
 from torchsmith.planner.fixes import applicable_fixes
+from torchsmith.proc import HOST
 from torchsmith.sources import expand_placeholders, fetch_source
 from torchsmith.sources.base import SourceTree
 from torchsmith.sources.debian import fetch_debian
@@ -57,7 +58,7 @@ def _env() -> dict[str, str]:
 
 @pytest.fixture(scope="module")
 def tree(source_cache: Path) -> SourceTree:
-    return fetch_debian(PLAN, source_cache, _env(), check_deps=False)
+    return fetch_debian(PLAN, source_cache, _env(), runner=HOST, check_deps=False)
 
 
 def _debian_fixes() -> list[Fix]:
@@ -113,7 +114,9 @@ def test_second_fetch_reuses_the_cache_without_network(
     tree: SourceTree, source_cache: Path
 ) -> None:
     lines: list[str] = []
-    again = fetch_debian(PLAN, source_cache, _env(), check_deps=False, on_line=lines.append)
+    again = fetch_debian(
+        PLAN, source_cache, _env(), runner=HOST, check_deps=False, on_line=lines.append
+    )
     assert again == tree
     assert not [line for line in lines if "downloading" in line or "apt-get update" in line]
     assert any("NOT AVAILABLE" in line and DEBIAN_TAR in line for line in lines)
@@ -159,7 +162,9 @@ def test_fixed_tree_configures_with_system_libraries(fixed_tree: Path) -> None:
 
 def test_missing_build_dependencies_name_the_packages_and_the_command() -> None:
     with pytest.raises(HostError) as err:
-        ensure_packages(["cmake", "torchsmith-no-such-pkg"], _env(), install=False, why="test")
+        ensure_packages(
+            ["cmake", "torchsmith-no-such-pkg"], _env(), runner=HOST, install=False, why="test"
+        )
     assert "torchsmith-no-such-pkg" in err.value.message
     assert "cmake" not in err.value.message.split(":")[-1]
     assert "apt-get install -y --no-install-recommends torchsmith-no-such-pkg" in err.value.hint
@@ -170,19 +175,19 @@ def test_a_cache_directory_torchsmith_did_not_create_is_refused(tmp_path: Path) 
     (tmp_path / "debian").mkdir()
     (tmp_path / "debian" / "user-file").write_text("mine")
     with pytest.raises(SourceError, match="did not create"):
-        fetch_source(PLAN, tmp_path, _env())
+        fetch_source(PLAN, tmp_path, _env(), runner=HOST)
     assert (tmp_path / "debian" / "user-file").read_text() == "mine"
 
 
 def test_an_unknown_debian_version_is_a_clear_error(source_cache: Path) -> None:
     plan = PLAN.model_copy(update={"ref": "9.9.9-1"})
     with pytest.raises(SourceError, match=r"no source package pytorch=9\.9\.9-1"):
-        fetch_debian(plan, source_cache, _env(), check_deps=False)
+        fetch_debian(plan, source_cache, _env(), runner=HOST, check_deps=False)
 
 
 @pytest.mark.slow  # unpacks the 134 MB tree again: about 10 s
 def test_a_corrupt_cached_download_is_fetched_again(source_cache: Path, tmp_path: Path) -> None:
-    fetch_debian(PLAN, source_cache, _env(), check_deps=False)  # the cache is complete
+    fetch_debian(PLAN, source_cache, _env(), runner=HOST, check_deps=False)  # the cache is complete
     shutil.copytree(
         source_cache / "debian", tmp_path / "debian", ignore=shutil.ignore_patterns("tree", "extra")
     )
@@ -190,7 +195,7 @@ def test_a_corrupt_cached_download_is_fetched_again(source_cache: Path, tmp_path
     good = dsc_file.read_bytes()
     dsc_file.write_bytes(good.replace(b"Maintainer", b"Maintainor"))
     lines: list[str] = []
-    tree = fetch_debian(PLAN, tmp_path, _env(), check_deps=False, on_line=lines.append)
+    tree = fetch_debian(PLAN, tmp_path, _env(), runner=HOST, check_deps=False, on_line=lines.append)
     assert dsc_file.read_bytes() == good
     assert [line for line in lines if "downloading" in line] == [
         "debian: downloading pytorch_1.13.1+dfsg-4.dsc (3388 bytes)",

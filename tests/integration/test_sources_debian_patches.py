@@ -12,6 +12,7 @@ import pytest
 from tests.resources import require_tool
 from torchsmith.errors import SourceError
 from torchsmith.plan_model import SourcePlan
+from torchsmith.proc import HOST
 from torchsmith.sources.debian import fetch_debian
 from torchsmith.sources.patches import apply_series, read_series
 
@@ -29,7 +30,7 @@ def _env() -> dict[str, str]:
 @pytest.mark.slow
 def test_debian_2_6_tree_has_all_17_patches_applied(source_cache: Path) -> None:
     plan = SourcePlan(kind="debian", location="pytorch", ref="2.6.0+dfsg-7", reason="test")
-    tree = fetch_debian(plan, source_cache, _env(), check_deps=False)
+    tree = fetch_debian(plan, source_cache, _env(), runner=HOST, check_deps=False)
     assert tree.version == "2.6.0"
     assert tree.details["patches"] == "17 Debian patch(es) applied from debian/patches/series"
     assert len(read_series(tree.root)) == 17
@@ -49,6 +50,6 @@ def test_a_patch_that_does_not_apply_stops_before_touching_the_tree(tmp_path: Pa
     )
     (tmp_path / "debian" / "patches" / "series").write_text("good.patch\nbad.patch\n")
     with pytest.raises(SourceError, match=r"bad\.patch does not apply \(dry run\)"):
-        apply_series(tmp_path, _env())
+        apply_series(tmp_path, _env(), runner=HOST)
     assert (tmp_path / "a.txt").read_text() == "one\nTWO\n"  # good applied, bad left nothing
     assert not list(tmp_path.glob("a.txt.*"))  # no .rej/.orig left behind

@@ -13,6 +13,7 @@ import pytest
 
 from torchsmith.errors import SourceError
 from torchsmith.plan_model import SourcePlan
+from torchsmith.proc import HOST
 from torchsmith.sources import fetch_source
 from torchsmith.sources.base import SourceTree
 from torchsmith.sources.git import fetch_git
@@ -108,6 +109,7 @@ def _fetch(
         plan or _plan(upstream),
         cache,
         upstream.env,
+        runner=HOST,
         on_line=None if lines is None else lines.append,
         recorded_commit=lambda _plan: commit,
     )
@@ -143,7 +145,9 @@ def test_a_second_fetch_reuses_the_clone_without_running_git(
 
 
 def test_fetch_by_commit_sha(upstream: Upstream, tmp_path: Path) -> None:
-    tree = fetch_source(_plan(upstream, upstream.tag_commit), tmp_path / "cache", upstream.env)
+    tree = fetch_source(
+        _plan(upstream, upstream.tag_commit), tmp_path / "cache", upstream.env, runner=HOST
+    )
     assert tree.identity == upstream.tag_commit
     assert (tree.root / "third_party/sub/sub.txt").is_file()
 
@@ -176,7 +180,9 @@ def test_an_unrecorded_tag_through_a_mirror_is_refused_before_fetching(
     upstream: Upstream, tmp_path: Path
 ) -> None:
     with pytest.raises(SourceError, match="no commit recorded in the knowledge base"):
-        fetch_source(_plan(upstream), tmp_path / "cache", upstream.env)  # the real KB: no acme
+        fetch_source(
+            _plan(upstream), tmp_path / "cache", upstream.env, runner=HOST
+        )  # the real KB: no acme
     assert not (tmp_path / "cache" / "git").exists()
 
 
@@ -231,4 +237,4 @@ def test_a_forged_pytorch_release_tag_is_refused_against_the_real_kb(
     )
     spack = "a8d6afb511a69687bbb2b7e88a3cf67917e1697e"  # the KB's v2.5.1 commit
     with pytest.raises(SourceError, match=f"knowledge base pins {spack}"):
-        fetch_source(plan, tmp_path / "cache", upstream.env)
+        fetch_source(plan, tmp_path / "cache", upstream.env, runner=HOST)

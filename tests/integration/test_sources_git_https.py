@@ -24,6 +24,7 @@ from tests.resources import require_tool
 from torchsmith import proc
 from torchsmith.errors import SourceError, TorchsmithError
 from torchsmith.plan_model import SourcePlan
+from torchsmith.proc import HOST
 from torchsmith.sources.git import fetch_git
 
 CANARY = "CANARY-pw-7f3a91"
@@ -157,6 +158,7 @@ def test_a_password_in_the_mirror_url_is_used_but_never_shown_or_stored(
             _plan(base, CANARY),
             tmp_path / "cache",
             _env(upstream, cert),
+            runner=HOST,
             on_line=lines.append,
             recorded_commit=lambda _plan: upstream.tag_commit,
         )
@@ -182,6 +184,7 @@ def test_a_refused_password_is_not_in_the_error(
             _plan(base, wrong),
             tmp_path / "cache",
             _env(upstream, cert),
+            runner=HOST,
             on_line=lines.append,
             recorded_commit=lambda _plan: upstream.tag_commit,
         )

@@ -17,6 +17,7 @@ from tests.resources import require_tool
 from torchsmith.errors import SourceError
 from torchsmith.hashing import sha256_file
 from torchsmith.plan_model import SourcePlan
+from torchsmith.proc import HOST
 from torchsmith.sources import fetch_source
 from torchsmith.sources.bundle import TREE, write_bundle
 from torchsmith.sources.debian import fetch_debian
@@ -46,7 +47,9 @@ def _env(home: Path) -> dict[str, str]:
 @pytest.fixture(scope="module")
 def real_subset(source_cache: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     plan = SourcePlan(kind="debian", location="pytorch", ref="1.13.1+dfsg-4", reason="test")
-    tree = fetch_debian(plan, source_cache, {"PATH": os.environ.get("PATH", "")}, check_deps=False)
+    tree = fetch_debian(
+        plan, source_cache, {"PATH": os.environ.get("PATH", "")}, runner=HOST, check_deps=False
+    )
     dest = tmp_path_factory.mktemp("subset") / "pytorch-1.13.1"
     dest.mkdir()
     for name in SUBSET:
@@ -70,17 +73,21 @@ def test_tarball_from_a_file_checks_and_records_sha256(real_subset: Path, tmp_pa
         tar.add(real_subset, arcname="pytorch-1.13.1")
     digest = sha256_file(archive)
     cache = tmp_path / "cache"
-    tree = fetch_source(_plan("tarball", f"{archive}#sha256={digest}"), cache, _env(tmp_path))
+    tree = fetch_source(
+        _plan("tarball", f"{archive}#sha256={digest}"), cache, _env(tmp_path), runner=HOST
+    )
     assert (tree.identity, tree.version, tree.kind) == (digest, "1.13.1", "tarball")
     assert tree.root.name == "pytorch-1.13.1"
     assert tree_manifest(tree.root) == tree_manifest(real_subset)
     assert (tree.root / "third_party" / "pocketfft").is_dir()
     with pytest.raises(SourceError, match="not the expected"):
-        fetch_source(_plan("tarball", f"{archive}#sha256={'0' * 64}"), cache, _env(tmp_path))
+        fetch_source(
+            _plan("tarball", f"{archive}#sha256={'0' * 64}"), cache, _env(tmp_path), runner=HOST
+        )
     with tarfile.open(archive, "w:gz") as tar:  # the same location, other bytes
         tar.add(real_subset / "setup.py", arcname="pytorch-1.13.1/setup.py")
     with pytest.raises(SourceError, match="changed since torchsmith first fetched it"):
-        fetch_source(_plan("tarball", str(archive)), cache, _env(tmp_path))
+        fetch_source(_plan("tarball", str(archive)), cache, _env(tmp_path), runner=HOST)
 
 
 def test_path_source_never_modifies_the_users_tree(real_subset: Path, tmp_path: Path) -> None:
@@ -93,7 +100,7 @@ def test_path_source_never_modifies_the_users_tree(real_subset: Path, tmp_path: 
     (user / "build" / "CMakeCache.txt").write_text("old build\n")
     before = tree_manifest(user)
     mtimes = {p: p.stat().st_mtime_ns for p in user.rglob("*")}
-    tree = fetch_source(_plan("path", str(user)), tmp_path / "cache", env)
+    tree = fetch_source(_plan("path", str(user)), tmp_path / "cache", env, runner=HOST)
     # "build preparation": what the fixes step does to the tree it is given
     (tree.root / "cmake" / "Dependencies.cmake").write_text("patched\n")
     (tree.root / "build").mkdir()
@@ -116,11 +123,17 @@ def test_path_identity_marks_a_dirty_tree_and_in_place_is_the_tree_itself(
     env = _env(tmp_path)
     for args in (["init", "-q"], ["add", "-A"], ["commit", "-q", "-m", "import"]):
         subprocess.run(["git", "-C", str(user), *args], env=env, check=True)
-    clean = fetch_source(_plan("path", str(user), in_place=True), tmp_path / "cache", env)
+    clean = fetch_source(
+        _plan("path", str(user), in_place=True), tmp_path / "cache", env, runner=HOST
+    )
     (user / "new_file.py").write_text("# untracked\n")
-    untracked = fetch_source(_plan("path", str(user), in_place=True), tmp_path / "cache", env)
+    untracked = fetch_source(
+        _plan("path", str(user), in_place=True), tmp_path / "cache", env, runner=HOST
+    )
     (user / "setup.py").write_text("# local change\n")
-    tree = fetch_source(_plan("path", str(user), in_place=True), tmp_path / "cache", env)
+    tree = fetch_source(
+        _plan("path", str(user), in_place=True), tmp_path / "cache", env, runner=HOST
+    )
     assert tree.root == user
     assert not tree.owned
     assert "+dirty." not in clean.identity
@@ -132,11 +145,13 @@ def test_path_identity_marks_a_dirty_tree_and_in_place_is_the_tree_itself(
 
 def test_bundle_round_trip_verifies_every_hash(real_subset: Path, tmp_path: Path) -> None:
     env = _env(tmp_path)
-    source = fetch_source(_plan("path", str(real_subset)), tmp_path / "cache", env)
+    source = fetch_source(_plan("path", str(real_subset)), tmp_path / "cache", env, runner=HOST)
     out = tmp_path / "pytorch-1.13.1.bundle.tar.gz"
     digest = write_bundle(source, out)
     assert digest == sha256_file(out)
-    offline = fetch_source(_plan("bundle", f"{out}#sha256={digest}"), tmp_path / "airgap", env)
+    offline = fetch_source(
+        _plan("bundle", f"{out}#sha256={digest}"), tmp_path / "airgap", env, runner=HOST
+    )
     # a path tree's identity cannot be checked against the KB: recorded as the bundle's claim
     assert (offline.kind, offline.identity) == ("bundle", f"claimed:{source.identity}")
     assert offline.details["bundle_pinned"] == "sha256"
@@ -148,7 +163,7 @@ def test_bundle_round_trip_verifies_every_hash(real_subset: Path, tmp_path: Path
 
 def test_a_tampered_bundle_is_refused(real_subset: Path, tmp_path: Path) -> None:
     env = _env(tmp_path)
-    source = fetch_source(_plan("path", str(real_subset)), tmp_path / "cache", env)
+    source = fetch_source(_plan("path", str(real_subset)), tmp_path / "cache", env, runner=HOST)
     good = tmp_path / "good.tar.gz"
     write_bundle(source, good)
     unpacked = tmp_path / "unpacked"
@@ -160,7 +175,7 @@ def test_a_tampered_bundle_is_refused(real_subset: Path, tmp_path: Path) -> None
         for entry in sorted(unpacked.iterdir()):
             tar.add(entry, arcname=entry.name)
     with pytest.raises(SourceError, match="does not match its manifest"):
-        fetch_source(_plan("bundle", str(bad)), tmp_path / "airgap", env)
+        fetch_source(_plan("bundle", str(bad)), tmp_path / "airgap", env, runner=HOST)
     assert not (tmp_path / "airgap" / "bundle").exists() or not any(
         (p / TREE).exists() for p in (tmp_path / "airgap" / "bundle").iterdir() if p.is_dir()
     )
@@ -219,11 +234,11 @@ def test_tarball_from_a_url_with_a_stale_partial_download(
         env = {**_env(tmp_path), "CURL_CA_BUNDLE": str(ca)}
         cache = tmp_path / "cache"
         # a download cut earlier left a partial file; this server cannot resume (no ranges)
-        tree = fetch_source(_plan("tarball", url), cache, env)
+        tree = fetch_source(_plan("tarball", url), cache, env, runner=HOST)
         download = cache / "tarball" / cache_key(url, "") / "download"
         (download / "pytorch-1.13.1.tar.gz").unlink()
         (download / "pytorch-1.13.1.tar.gz.part").write_bytes(archive.read_bytes()[:1000])
-        again = fetch_source(_plan("tarball", url), cache, env)
+        again = fetch_source(_plan("tarball", url), cache, env, runner=HOST)
     assert tree.identity == again.identity == sha256_file(archive)
     assert (again.root / "c10" / "CMakeLists.txt").is_file()
     assert not (download / "pytorch-1.13.1.tar.gz.part").exists()

@@ -10,6 +10,7 @@ import pytest
 from torchsmith.companions.model import CompanionBuild, OwnSource
 from torchsmith.companions.source import check_version, still_current, tree_version
 from torchsmith.errors import SourceError
+from torchsmith.proc import HOST
 
 
 def vision(location: str, kind: str = "path") -> CompanionBuild:
@@ -60,9 +61,11 @@ def test_a_changed_path_tree_is_not_current(tmp_path: Path) -> None:
     root = tree(tmp_path / "v", "0.21.0a0")
     from torchsmith.sources.path import identity_of
 
-    identity, _ = identity_of(root, {})
+    identity, _ = identity_of(root, {}, runner=HOST)
     comp = vision(str(root))
-    assert still_current(comp, {"identity": identity}, {})
+    assert still_current(comp, {"identity": identity}, {}, runner=HOST)
     (root / "setup.py").write_text("# changed\n")
-    assert not still_current(comp, {"identity": identity}, {})
-    assert still_current(vision("https://h/v.tar.gz", "tarball"), {"identity": "x"}, {})
+    assert not still_current(comp, {"identity": identity}, {}, runner=HOST)
+    assert still_current(
+        vision("https://h/v.tar.gz", "tarball"), {"identity": "x"}, {}, runner=HOST
+    )

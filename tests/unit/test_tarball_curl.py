@@ -13,6 +13,7 @@ import pytest
 from torchsmith import proc
 from torchsmith.errors import SourceError, ToolError
 from torchsmith.plan_model import SourcePlan
+from torchsmith.proc import HOST
 from torchsmith.sources import tarball
 
 URL = "https://alice:CANARY-pw@h.example/p/t.tar.gz?X-Amz-Signature=CANARY-sig"
@@ -25,7 +26,7 @@ def _plan(location: str) -> SourcePlan:
 @pytest.mark.parametrize("url", ["http://u:CANARY@h/t.tgz", "ftp://h/t.tgz", "HTTP://h/t.tgz"])
 def test_plain_text_urls_are_refused(tmp_path: Path, url: str) -> None:
     with pytest.raises(SourceError, match="plain-text") as caught:
-        tarball.fetch_tarball(_plan(url), tmp_path, {})
+        tarball.fetch_tarball(_plan(url), tmp_path, {}, runner=HOST)
     assert "CANARY" not in caught.value.render()
     assert "https://" in caught.value.hint
     assert not (tmp_path / "tarball").exists()
@@ -54,7 +55,7 @@ def test_curl_gets_the_url_on_stdin_with_https_only(
     monkeypatch.setattr(proc, "run", recorder)
     lines: list[str] = []
     with pytest.raises(SourceError):  # the fake download is not an archive
-        tarball.fetch_tarball(_plan(URL), tmp_path, {}, on_line=lines.append)
+        tarball.fetch_tarball(_plan(URL), tmp_path, {}, runner=HOST, on_line=lines.append)
     (argv, stdin), *_ = recorder.calls
     assert "CANARY" not in " ".join(argv)
     assert argv[:1] == ["curl"] and argv[-2:] == ["--config", "-"]
@@ -72,7 +73,7 @@ def test_a_failed_download_is_redacted(tmp_path: Path, monkeypatch: pytest.Monke
     monkeypatch.setattr(proc, "run", _Recorder(fail=True))
     lines: list[str] = []
     with pytest.raises(SourceError, match=r"download of https://\*\*\*@h\.example") as caught:
-        tarball.fetch_tarball(_plan(URL), tmp_path, {}, on_line=lines.append)
+        tarball.fetch_tarball(_plan(URL), tmp_path, {}, runner=HOST, on_line=lines.append)
     assert "CANARY" not in caught.value.render()
     assert "CANARY" not in "\n".join(lines)
 

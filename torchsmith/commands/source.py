@@ -12,7 +12,7 @@ from torchsmith import kb as kbmod
 from torchsmith.commands.spec_args import add_spec_arguments, spec_from_args
 from torchsmith.console import err, out, print_json
 from torchsmith.plan import resolve
-from torchsmith.proc import LineCallback
+from torchsmith.proc import HOST, LineCallback
 from torchsmith.sources import fetch_source
 from torchsmith.sources.base import SourceTree
 from torchsmith.sources.bundle import bundle_spec, write_bundle
@@ -37,6 +37,7 @@ def _fetch(args: argparse.Namespace, *, for_bundle: bool = False) -> SourceTree:
         plan.source,
         _cache_root(args),
         dict(os.environ),
+        runner=HOST,
         install_deps=getattr(args, "install_deps", False),
         check_deps=not for_bundle,
         on_line=_progress(args),

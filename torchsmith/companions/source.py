@@ -15,7 +15,7 @@ from packaging.version import InvalidVersion, Version
 from torchsmith.companions.model import CompanionBuild
 from torchsmith.errors import InternalError, SourceError
 from torchsmith.plan_model import SourcePlan
-from torchsmith.proc import LineCallback
+from torchsmith.runner import LineCallback, Runner
 from torchsmith.sources import fetch_source
 from torchsmith.sources.path import identity_of
 from torchsmith.sources.version_check import tree_version as version_txt
@@ -63,22 +63,26 @@ def check_version(comp: CompanionBuild, root: Path, shown: str) -> None:
 
 
 def fetch_own(
-    comp: CompanionBuild, cache_root: Path, env: Mapping[str, str], on_line: LineCallback
+    comp: CompanionBuild,
+    cache_root: Path,
+    env: Mapping[str, str],
+    on_line: LineCallback,
+    runner: Runner,
 ) -> dict[str, Any]:
     """The companion's own tree, fetched or copied into ``cache_root``, its version checked."""
     plan = source_plan(comp)
-    tree = fetch_source(plan, cache_root, env, on_line=on_line)
+    tree = fetch_source(plan, cache_root, env, runner=runner, on_line=on_line)
     shown = tree.details.get("path") or tree.details.get("location") or plan.kind
     check_version(comp, tree.root, f"{plan.kind}:{shown}")
     return {"root": str(tree.root), "identity": tree.identity, "kind": plan.kind, **tree.details}
 
 
 def still_current(
-    comp: CompanionBuild, recorded: Mapping[str, Any], env: Mapping[str, str]
+    comp: CompanionBuild, recorded: Mapping[str, Any], env: Mapping[str, str], runner: Runner
 ) -> bool:
     """Whether a wheel an earlier run built is still of the source: a ``path`` tree the user has
     changed since is built again (a tarball is pinned by its location and sha256)."""
     if comp.source is None or comp.source.kind != "path":
         return True
-    identity, _ = identity_of(Path(comp.source.location).expanduser().resolve(), env)
+    identity, _ = identity_of(Path(comp.source.location).expanduser().resolve(), env, runner)
     return bool(recorded.get("identity") == identity)

@@ -14,7 +14,7 @@ from pathlib import Path
 from torchsmith import kb
 from torchsmith.errors import SourceError
 from torchsmith.plan_model import SourcePlan
-from torchsmith.proc import LineCallback
+from torchsmith.runner import LineCallback, Runner
 from torchsmith.sources.base import SourceTree
 from torchsmith.sources.extras import expand_placeholders
 from torchsmith.sources.identity import check_identity
@@ -39,6 +39,7 @@ def fetch_source(
     cache_root: Path,
     env: Mapping[str, str],
     *,
+    runner: Runner,
     install_deps: bool = False,
     check_deps: bool = True,
     on_line: LineCallback | None = None,
@@ -56,7 +57,13 @@ def fetch_source(
     cache_root.mkdir(parents=True, exist_ok=True)
     extra = {} if check_deps or source_plan.kind not in _CHECKS_DEPS else {"check_deps": False}
     tree: SourceTree = provider(
-        source_plan, cache_root, env, install_deps=install_deps, on_line=on_line, **extra
+        source_plan,
+        cache_root,
+        env,
+        runner=runner,
+        install_deps=install_deps,
+        on_line=on_line,
+        **extra,
     )
     note = check_identity(tree, kb.load())
     return dataclasses.replace(tree, details={**tree.details, "identity_check": note})

@@ -12,9 +12,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from torchsmith import proc
 from torchsmith.errors import HostError, SourceError, ToolError
-from torchsmith.proc import LineCallback
+from torchsmith.runner import LineCallback, Runner
 from torchsmith.sources.owned import claim
 
 DEFAULT_MIRROR = "http://deb.debian.org/debian"
@@ -98,10 +97,12 @@ def lists_fresh(cfg: AptConfig, now: float | None = None) -> bool:
     return age < LISTS_MAX_AGE_S
 
 
-def update(cfg: AptConfig, env: Mapping[str, str], on_line: LineCallback | None) -> None:
+def update(
+    cfg: AptConfig, env: Mapping[str, str], on_line: LineCallback | None, runner: Runner
+) -> None:
     """``apt-get update`` of the private lists (deb-src only)."""
     try:
-        proc.run(["apt-get", *cfg.options(), "-q", "update"], env=env, on_line=on_line)
+        runner.run(["apt-get", *cfg.options(), "-q", "update"], env=env, on_line=on_line)
     except ToolError as exc:
         raise SourceError(
             f"apt-get update of {cfg.mirror} failed: {' / '.join(exc.excerpt) or exc.message}",
@@ -120,11 +121,11 @@ def parse_print_uris(lines: Sequence[str]) -> list[RemoteFile]:
 
 
 def source_files(
-    cfg: AptConfig, package: str, version: str, env: Mapping[str, str]
+    cfg: AptConfig, package: str, version: str, env: Mapping[str, str], runner: Runner
 ) -> list[RemoteFile]:
     """The files of source package ``package=version`` (.dsc first), from the private index."""
     argv = ["apt-get", *cfg.options(), "source", "--print-uris", f"{package}={version}"]
-    done = proc.run(argv, env=env, check=False)
+    done = runner.run(argv, env=env, check=False)
     files = parse_print_uris(done.tail)
     if done.returncode != 0 or not files:
         errors = [line for line in done.tail if line.startswith("E:")]
@@ -137,7 +138,11 @@ def source_files(
 
 
 def download(
-    remote: RemoteFile, dest_dir: Path, env: Mapping[str, str], on_line: LineCallback | None
+    remote: RemoteFile,
+    dest_dir: Path,
+    env: Mapping[str, str],
+    on_line: LineCallback | None,
+    runner: Runner,
 ) -> str | None:
     """Fetch one file into ``dest_dir`` (hash checked by apt). ``None`` on success, else the
     reason it is unavailable (e.g. ``404  Not Found``)."""
@@ -149,7 +154,7 @@ def download(
         dest,
         f"SHA256:{remote.sha256}",
     ]
-    done = proc.run(argv, env=env, on_line=on_line, check=False)
+    done = runner.run(argv, env=env, on_line=on_line, check=False)
     if done.returncode == 0 and dest.is_file():
         return None
     (dest_dir / f"{remote.name}.FAILED").unlink(missing_ok=True)

@@ -23,7 +23,7 @@ from torchsmith import kb
 from torchsmith.errors import SourceError
 from torchsmith.hashing import sha256_file
 from torchsmith.plan_model import SourcePlan
-from torchsmith.proc import LineCallback
+from torchsmith.runner import LineCallback, Runner
 from torchsmith.sources import hostdeps, owned
 from torchsmith.sources.archive import safe_extract
 from torchsmith.sources.base import BUILD_DEPENDS, SourceKind, SourceTree
@@ -127,12 +127,18 @@ def checked_identity(manifest: BundleManifest, root: Path, pinned: bool) -> tupl
 
 
 def _check_build_deps(
-    manifest: BundleManifest, env: Mapping[str, str], install: bool, on_line: LineCallback | None
+    manifest: BundleManifest,
+    env: Mapping[str, str],
+    install: bool,
+    on_line: LineCallback | None,
+    runner: Runner,
 ) -> None:
     packages = str(manifest.details.get(BUILD_DEPENDS, "")).split()
     if manifest.kind == "debian" and packages:
         why = f"building the bundled Debian source of {manifest.version}"
-        hostdeps.ensure_packages(packages, env, install=install, why=why, on_line=on_line)
+        hostdeps.ensure_packages(
+            packages, env, runner=runner, install=install, why=why, on_line=on_line
+        )
 
 
 def fetch_bundle(
@@ -140,6 +146,7 @@ def fetch_bundle(
     cache_root: Path,
     env: Mapping[str, str],
     *,
+    runner: Runner,
     install_deps: bool = False,
     on_line: LineCallback | None = None,
 ) -> SourceTree:
@@ -159,7 +166,7 @@ def fetch_bundle(
     manifest = read_manifest(dest / TREE / "src" / MANIFEST)
     root = dest / TREE / "src" / SOURCE
     identity, how = checked_identity(manifest, root, pinned=expected is not None)
-    _check_build_deps(manifest, env, install_deps, on_line)
+    _check_build_deps(manifest, env, install_deps, on_line, runner)
     details = {f"original:{k}": str(v) for k, v in manifest.details.items()}
     details |= {"bundle": str(bundle), "bundle_sha256": digest, "original_kind": manifest.kind}
     details |= {"bundle_pinned": "sha256" if expected else "no", "bundle_identity": how}

@@ -23,11 +23,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from torchsmith import proc
 from torchsmith.errors import SourceError
 from torchsmith.hashing import sha256_file
 from torchsmith.plan_model import SourcePlan
-from torchsmith.proc import LineCallback
+from torchsmith.runner import LineCallback, Runner
 from torchsmith.sources import apt, dsc, hostdeps, owned, patches
 from torchsmith.sources.archive import safe_extract, single_top_dir
 from torchsmith.sources.base import BUILD_DEPENDS, SourceTree
@@ -94,6 +93,7 @@ class _Job:
     pkgdir: Path
     env: Mapping[str, str]
     on_line: Say | None
+    runner: Runner
 
     @property
     def download(self) -> Path:
@@ -127,15 +127,15 @@ def _download(cfg: apt.AptConfig, job: _Job) -> Fetched:
     job.download.mkdir(exist_ok=True)
     if not apt.lists_fresh(cfg):
         _say(job.on_line, f"apt-get update ({', '.join(cfg.suites)} deb-src)")
-        apt.update(cfg, job.env, job.on_line)
+        apt.update(cfg, job.env, job.on_line, job.runner)
     unavailable: dict[str, str] = {}
-    for remote in apt.source_files(cfg, job.package, job.version, job.env):
+    for remote in apt.source_files(cfg, job.package, job.version, job.env, job.runner):
         target = job.download / remote.name
         if target.is_file() and sha256_file(target) == remote.sha256:
             continue
         target.unlink(missing_ok=True)  # a cut or corrupt earlier download (our own dir)
         _say(job.on_line, f"downloading {remote.name} ({remote.size} bytes)")
-        reason = apt.download(remote, job.download, job.env, job.on_line)
+        reason = apt.download(remote, job.download, job.env, job.on_line, job.runner)
         if reason is not None:
             unavailable[remote.name] = f"{remote.uri}: {reason}"
     return _verify(job, unavailable)
@@ -160,7 +160,8 @@ def _verify(job: _Job, unavailable: dict[str, str]) -> Fetched:
     return Fetched(job.download, parsed, hashes, unavailable)
 
 
-def _unpack(fetched: Fetched, pkgdir: Path, env: Mapping[str, str], on_line: Say | None) -> None:
+def _unpack(fetched: Fetched, pkgdir: Path, job: _Job) -> None:
+    env, on_line = job.env, job.on_line
     stage = owned.staging_dir(pkgdir, "tree")
     debian_tar = fetched.dsc.debian
     applied: list[str] = []
@@ -173,8 +174,8 @@ def _unpack(fetched: Fetched, pkgdir: Path, env: Mapping[str, str], on_line: Say
             fetched.dsc_path,
             stage / "src",
         ]
-        proc.run(argv, env=env, cwd=stage, on_line=on_line)
-        applied = patches.apply_series(stage / "src", env, on_line)
+        job.runner.run(argv, env=env, cwd=stage, on_line=on_line)
+        applied = patches.apply_series(stage / "src", env, job.runner, on_line)
     else:
         _say(on_line, f"unpacking {fetched.dsc.orig.name}")
         safe_extract(fetched.directory / fetched.dsc.orig.name, stage / "src")
@@ -203,15 +204,15 @@ def _patch_note(fetched: Fetched, applied: list[str]) -> str:
     return f"{len(applied)} Debian patch(es) applied from debian/patches/series"
 
 
-def check_build_deps(
-    fetched: Fetched, env: Mapping[str, str], install: bool, on_line: Say | None
-) -> list[str]:
+def check_build_deps(fetched: Fetched, job: _Job, install: bool) -> list[str]:
     """Install (when asked) or demand the core Build-Depends; the packages installed."""
     core, optional = dsc.needed_packages(fetched.dsc)
     if optional:
-        _say(on_line, f"Build-Depends left out (optional features): {' '.join(optional)}")
+        _say(job.on_line, f"Build-Depends left out (optional features): {' '.join(optional)}")
     why = f"building {fetched.dsc.source} {fetched.dsc.version} with system libraries"
-    return hostdeps.ensure_packages(core, env, install=install, why=why, on_line=on_line)
+    return hostdeps.ensure_packages(
+        core, job.env, runner=job.runner, install=install, why=why, on_line=job.on_line
+    )
 
 
 def fetch_debian(
@@ -220,6 +221,7 @@ def fetch_debian(
     env: Mapping[str, str],
     *,
     install_deps: bool = False,
+    runner: Runner,
     check_deps: bool = True,
     on_line: Say | None = None,
     mirror: str = apt.DEFAULT_MIRROR,
@@ -230,16 +232,17 @@ def fetch_debian(
     cfg = apt.AptConfig(base / "apt", mirror=mirror)
     apt.prepare(cfg)
     pkgdir = owned.claim(base / f"{package}_{_no_epoch(version)}", {"package": package})
-    job = _Job(package, version, hostdeps.host_arch(env), pkgdir, env, on_line)
+    arch = hostdeps.host_arch(env, runner)
+    job = _Job(package, version, arch, pkgdir, env, on_line, runner)
     with owned.locked(pkgdir, f"the Debian source cache entry {pkgdir.name}", on_line):
         fetched = _cached(job) or _download(cfg, job)
         owned.update_info(pkgdir, sha256=fetched.sha256, unavailable=fetched.unavailable)
         for name, reason in fetched.unavailable.items():
             _say(on_line, f"NOT AVAILABLE on the mirror: {name} ({reason})")
         if check_deps:
-            check_build_deps(fetched, env, install_deps, on_line)
+            check_build_deps(fetched, job, install_deps)
         if not owned.is_owned(pkgdir / "tree"):
-            _unpack(fetched, pkgdir, env, on_line)
+            _unpack(fetched, pkgdir, job)
     applied = list(owned.read_info(pkgdir / "tree").get("patches_applied", []))
     details = {
         "package": package,
@@ -251,7 +254,8 @@ def fetch_debian(
         BUILD_DEPENDS: " ".join(dsc.needed_packages(fetched.dsc)[0]),
     }
     for key, ref in extras_for(package, upstream_of(version)).items():
-        details[key] = str(fetch_extra(cfg, base / "extra", ref, env, on_line))
+        extra = fetch_extra(cfg, base / "extra", ref, env, on_line, runner=runner)
+        details[key] = str(extra)
     return SourceTree(
         kind="debian",
         root=_tree_root(pkgdir),

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from torchsmith.errors import SourceError
 from torchsmith.hashing import sha256_file
-from torchsmith.proc import LineCallback
+from torchsmith.runner import LineCallback, Runner
 from torchsmith.sources import apt, owned
 from torchsmith.sources.archive import safe_extract, single_top_dir
 from torchsmith.sources.base import SourceTree
@@ -81,7 +81,11 @@ def verify_orig(path: Path, remote: apt.RemoteFile) -> str:
 
 
 def _download_all(
-    files: list[apt.RemoteFile], dest: Path, env: Mapping[str, str], on_line: LineCallback | None
+    files: list[apt.RemoteFile],
+    dest: Path,
+    env: Mapping[str, str],
+    on_line: LineCallback | None,
+    runner: Runner,
 ) -> dict[str, str]:
     """Fetch every listed file not already here; {name: why} for those not served."""
     unavailable: dict[str, str] = {}
@@ -91,7 +95,7 @@ def _download_all(
             continue
         target.unlink(missing_ok=True)
         _say(on_line, f"downloading {remote.name} ({remote.size} bytes)")
-        reason = apt.download(remote, dest, env, on_line)
+        reason = apt.download(remote, dest, env, on_line, runner)
         if reason is not None:
             unavailable[remote.name] = f"{remote.uri}: {reason}"
             _say(on_line, f"NOT SERVED by the mirror: {remote.name} ({reason})")
@@ -106,12 +110,16 @@ def _unpack(orig: Path, pkgdir: Path, on_line: LineCallback | None) -> None:
 
 
 def _files(
-    cfg: apt.AptConfig, job: OrigJob, env: Mapping[str, str], on_line: LineCallback | None
+    cfg: apt.AptConfig,
+    job: OrigJob,
+    env: Mapping[str, str],
+    on_line: LineCallback | None,
+    runner: Runner,
 ) -> list[apt.RemoteFile]:
     if not apt.lists_fresh(cfg):
         _say(on_line, f"apt-get update ({', '.join(cfg.suites)} deb-src)")
-        apt.update(cfg, env, on_line)
-    files = apt.source_files(cfg, job.package, job.version, env)
+        apt.update(cfg, env, on_line, runner)
+    files = apt.source_files(cfg, job.package, job.version, env, runner)
     check_index(files, job)
     return files
 
@@ -121,6 +129,8 @@ def fetch_orig(
     cache_root: Path,
     env: Mapping[str, str],
     on_line: LineCallback | None = None,
+    *,
+    runner: Runner,
     mirror: str = apt.DEFAULT_MIRROR,
 ) -> SourceTree:
     """The unpacked upstream tarball of ``job``, checked against the signed Sources index."""
@@ -129,10 +139,10 @@ def fetch_orig(
     apt.prepare(cfg)
     pkgdir = owned.claim(base / f"{job.package}_{job.version}", {"package": job.package})
     with owned.locked(pkgdir, f"the Debian source cache entry {pkgdir.name}", on_line):
-        files = _files(cfg, job, env, on_line)
+        files = _files(cfg, job, env, on_line, runner)
         orig = pick_orig(files, job)
         (pkgdir / "download").mkdir(exist_ok=True)
-        unavailable = _download_all(files, pkgdir / "download", env, on_line)
+        unavailable = _download_all(files, pkgdir / "download", env, on_line, runner)
         if orig.name in unavailable:
             raise SourceError(
                 f"the upstream tarball {orig.name} of {job.package} {job.version} is not "

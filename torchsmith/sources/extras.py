@@ -18,7 +18,7 @@ from packaging.version import InvalidVersion, Version
 
 from torchsmith import kb
 from torchsmith.errors import SourceError
-from torchsmith.proc import LineCallback
+from torchsmith.runner import LineCallback, Runner
 from torchsmith.sources import apt, owned
 from torchsmith.sources.archive import safe_extract
 
@@ -59,6 +59,8 @@ def fetch_extra(
     ref: tuple[str, str],
     env: Mapping[str, str],
     on_line: LineCallback | None = None,
+    *,
+    runner: Runner,
 ) -> Path:
     """The unpacked ``debian/`` packaging of ``ref`` (package, version): its parent dir.
 
@@ -70,15 +72,19 @@ def fetch_extra(
     if owned.is_owned(final) and (final / UNPACKED / "debian").is_dir():
         return final / UNPACKED
     if not apt.lists_fresh(cfg):
-        apt.update(cfg, env, on_line)
+        apt.update(cfg, env, on_line, runner)
     remote = next(
-        (f for f in apt.source_files(cfg, package, version, env) if ".debian.tar." in f.name),
+        (
+            f
+            for f in apt.source_files(cfg, package, version, env, runner)
+            if ".debian.tar." in f.name
+        ),
         None,
     )
     if remote is None:
         raise SourceError(f"Debian {package} {version} has no debian.tar.* to take files from")
     stage = owned.staging_dir(extra_root, final.name)
-    reason = apt.download(remote, stage, env, on_line)
+    reason = apt.download(remote, stage, env, on_line, runner)
     if reason is not None:
         raise SourceError(
             f"cannot fetch {remote.name}, which a fix copies files from: {reason}",

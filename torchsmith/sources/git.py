@@ -28,11 +28,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import unquote, urlsplit, urlunsplit
 
-from torchsmith import kb, proc
+from torchsmith import kb
 from torchsmith.errors import SourceError, ToolError
 from torchsmith.plan_model import SourcePlan
-from torchsmith.proc import LineCallback
 from torchsmith.redact import redact_url
+from torchsmith.runner import Completed, LineCallback, Runner
 from torchsmith.sources import owned
 from torchsmith.sources.base import SourceTree
 
@@ -190,21 +190,22 @@ class Git:
     repo: Path
     env: Mapping[str, str]
     on_line: LineCallback | None
+    runner: Runner
 
     def argv(self, *args: str) -> list[str]:
         stall = [x for opt in _STALL for x in ("-c", opt)]
         return ["git", *stall, "-C", str(self.repo), *args]
 
-    def run(self, *args: str, check: bool = True) -> proc.Completed:
+    def run(self, *args: str, check: bool = True) -> Completed:
         on_line = None if self.on_line is None else _redacting(self.on_line)
         try:
-            return proc.run(self.argv(*args), env=self.env, on_line=on_line, check=check)
+            return self.runner.run(self.argv(*args), env=self.env, on_line=on_line, check=check)
         except ToolError as exc:
             raise _redacted(exc) from None
 
     def out(self, *args: str) -> str:
         try:
-            done = proc.run(self.argv(*args), env=self.env, check=True)
+            done = self.runner.run(self.argv(*args), env=self.env, check=True)
         except ToolError as exc:
             raise _redacted(exc) from None
         return "\n".join(done.tail).strip()
@@ -326,6 +327,7 @@ def fetch_git(
     cache_root: Path,
     env: Mapping[str, str],
     *,
+    runner: Runner,
     install_deps: bool = False,
     on_line: LineCallback | None = None,
     jobs: int = SUBMODULE_JOBS,
@@ -341,7 +343,7 @@ def fetch_git(
     expected = expected_commit(plan.ref, recorded_commit(plan), plan.git_mirror)
     base = owned.claim(cache_root / "git", {"purpose": "git clones"})
     dest = owned.claim(base / cache_key(plan.location, plan.ref), {"url": plan.location})
-    git = Git(dest / "tree", mirror_env(env, plan.git_mirror), on_line)
+    git = Git(dest / "tree", mirror_env(env, plan.git_mirror), on_line, runner)
     with owned.locked(dest, f"the git clone {dest.name}", on_line):  # one writer per clone
         info = owned.read_info(dest)
         if info.get("complete") and (dest / "tree").is_dir():

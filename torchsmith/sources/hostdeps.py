@@ -6,14 +6,13 @@ import os
 import shlex
 from collections.abc import Mapping, Sequence
 
-from torchsmith import proc
 from torchsmith.errors import HostError
-from torchsmith.proc import LineCallback
+from torchsmith.runner import LineCallback, Runner
 
 
-def host_arch(env: Mapping[str, str]) -> str:
+def host_arch(env: Mapping[str, str], runner: Runner) -> str:
     try:
-        done = proc.capture(["dpkg", "--print-architecture"], env=env)
+        done = runner.capture(["dpkg", "--print-architecture"], env=env)
     except FileNotFoundError as exc:
         raise HostError(
             "dpkg not found: the Debian source route needs a Debian or Ubuntu host",
@@ -32,9 +31,9 @@ def parse_dpkg_query(text: str) -> set[str]:
     return installed
 
 
-def missing_packages(packages: Sequence[str], env: Mapping[str, str]) -> list[str]:
+def missing_packages(packages: Sequence[str], env: Mapping[str, str], runner: Runner) -> list[str]:
     fmt = "${Package} ${db:Status-Abbrev}\n"
-    done = proc.capture(["dpkg-query", "-W", f"-f={fmt}", *packages], env=env)
+    done = runner.capture(["dpkg-query", "-W", f"-f={fmt}", *packages], env=env)
     installed = parse_dpkg_query(done.stdout)
     return [p for p in packages if p not in installed]
 
@@ -48,13 +47,14 @@ def ensure_packages(
     packages: Sequence[str],
     env: Mapping[str, str],
     *,
+    runner: Runner,
     install: bool,
     why: str,
     on_line: LineCallback | None = None,
 ) -> list[str]:
     """Check ``packages``; install the missing ones with apt when ``install``, else raise a
     :class:`HostError` naming them and the command. Returns the packages installed."""
-    missing = missing_packages(packages, env)
+    missing = missing_packages(packages, env, runner)
     if not missing:
         return []
     argv = install_command(missing, os.geteuid() == 0)
@@ -66,6 +66,6 @@ def ensure_packages(
         )
     apt_env = {**env, "DEBIAN_FRONTEND": "noninteractive"}
     update = [*argv[: argv.index("apt-get") + 1], "-q", "update"]
-    proc.run(update, env=apt_env, on_line=on_line)
-    proc.run(argv, env=apt_env, on_line=on_line)
+    runner.run(update, env=apt_env, on_line=on_line)
+    runner.run(argv, env=apt_env, on_line=on_line)
     return missing

@@ -7,9 +7,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from torchsmith import proc
 from torchsmith.errors import SourceError
-from torchsmith.proc import LineCallback
+from torchsmith.runner import Completed, LineCallback, Runner
 
 
 @dataclass(frozen=True)
@@ -34,21 +33,23 @@ def read_series(tree: Path) -> list[SeriesEntry]:
     return entries
 
 
-def _patch(tree: Path, entry: SeriesEntry, env: Mapping[str, str], dry_run: bool) -> proc.Completed:
+def _patch(
+    tree: Path, entry: SeriesEntry, env: Mapping[str, str], dry_run: bool, runner: Runner
+) -> Completed:
     patch_file = tree / "debian" / "patches" / entry.name
     argv = ["patch", f"-p{entry.strip}", "--forward", "--batch", "-s", "-i", str(patch_file)]
-    return proc.run([*argv, "--dry-run"] if dry_run else argv, env=env, cwd=tree, check=False)
+    return runner.run([*argv, "--dry-run"] if dry_run else argv, env=env, cwd=tree, check=False)
 
 
 def apply_series(
-    tree: Path, env: Mapping[str, str], on_line: LineCallback | None = None
+    tree: Path, env: Mapping[str, str], runner: Runner, on_line: LineCallback | None = None
 ) -> list[str]:
     """Apply every patch of the series in order; the names applied. A patch whose dry run
     fails stops everything with the patch's name and patch's own words."""
     applied = []
     for entry in read_series(tree):
         for dry_run in (True, False):
-            done = _patch(tree, entry, env, dry_run)
+            done = _patch(tree, entry, env, dry_run, runner)
             if done.returncode != 0:
                 raise SourceError(
                     f"Debian patch {entry.name} does not apply"

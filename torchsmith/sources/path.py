@@ -14,10 +14,9 @@ import shutil
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
-from torchsmith import proc
 from torchsmith.errors import SourceError
 from torchsmith.plan_model import SourcePlan
-from torchsmith.proc import LineCallback
+from torchsmith.runner import LineCallback, Runner
 from torchsmith.sources import owned
 from torchsmith.sources.base import SourceTree
 from torchsmith.sources.git import cache_key
@@ -26,26 +25,26 @@ from torchsmith.sources.hashing import entry_digest, manifest_digest, tree_manif
 EXCLUDE_TOP = frozenset({"build"})
 
 
-def _git(root: Path, env: Mapping[str, str], *args: str) -> str | None:
+def _git(root: Path, env: Mapping[str, str], runner: Runner, *args: str) -> str | None:
     argv = ["git", "--no-optional-locks", "-C", str(root), *args]
     try:
-        done = proc.capture(argv, env=env, timeout=120)
+        done = runner.capture(argv, env=env, timeout=120)
     except FileNotFoundError:
         return None
     return done.stdout if done.returncode == 0 else None
 
 
-def identity_of(root: Path, env: Mapping[str, str]) -> tuple[str, dict[str, str]]:
+def identity_of(root: Path, env: Mapping[str, str], runner: Runner) -> tuple[str, dict[str, str]]:
     """(identity, details) of a user's tree."""
-    head = _git(root, env, "rev-parse", "HEAD") if (root / ".git").exists() else None
+    head = _git(root, env, runner, "rev-parse", "HEAD") if (root / ".git").exists() else None
     if head is None:
         listing = tree_manifest(root)
         kept = {k: v for k, v in listing.items() if k.split("/", 1)[0] not in EXCLUDE_TOP}
         digest = manifest_digest(kept)
         return digest, {"identity_from": "sha256 of the file listing (no git)"}
     commit = head.strip()
-    diff = _git(root, env, "diff", "HEAD", "--binary", "--submodule=diff") or ""
-    untracked = _git(root, env, "ls-files", "--others", "--exclude-standard", "-z") or ""
+    diff = _git(root, env, runner, "diff", "HEAD", "--binary", "--submodule=diff") or ""
+    untracked = _git(root, env, runner, "ls-files", "--others", "--exclude-standard", "-z") or ""
     names = sorted(n for n in untracked.split("\0") if n and not n.startswith("build/"))
     if not diff and not names:
         return commit, {"commit": commit, "dirty": "false"}
@@ -77,6 +76,7 @@ def fetch_path(
     cache_root: Path,
     env: Mapping[str, str],
     *,
+    runner: Runner,
     install_deps: bool = False,
     on_line: LineCallback | None = None,
 ) -> SourceTree:
@@ -88,7 +88,7 @@ def fetch_path(
             f"{root} is not a PyTorch source tree (no setup.py or CMakeLists.txt)",
             "give the directory that holds the top-level setup.py",
         )
-    identity, details = identity_of(root, env)
+    identity, details = identity_of(root, env, runner)
     details["path"] = str(root)
     if plan.in_place:
         return SourceTree("path", root, identity, _version(root), owned=False, details=details)

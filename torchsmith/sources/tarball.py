@@ -17,12 +17,11 @@ import re
 from collections.abc import Mapping
 from pathlib import Path
 
-from torchsmith import proc
 from torchsmith.errors import SourceError, ToolError
 from torchsmith.hashing import sha256_file
 from torchsmith.plan_model import SourcePlan
-from torchsmith.proc import LineCallback
 from torchsmith.redact import redact_text, redact_url, url_secrets
+from torchsmith.runner import LineCallback, Runner
 from torchsmith.sources import owned
 from torchsmith.sources.archive import safe_extract, single_top_dir
 from torchsmith.sources.base import SourceTree
@@ -82,13 +81,15 @@ def _curl_config(url: str, part: Path, resume: bool) -> str:
     return "\n".join([*lines, "continue-at = -"] if resume else lines) + "\n"
 
 
-def _curl(url: str, part: Path, env: Mapping[str, str], on_line: LineCallback | None) -> int:
+def _curl(
+    url: str, part: Path, env: Mapping[str, str], on_line: LineCallback | None, runner: Runner
+) -> int:
     secrets = url_secrets(url)
     shown = None if on_line is None else (lambda line: on_line(redact_text(line, secrets)))
     resume = part.is_file()
     config = _curl_config(url, part, resume)
     argv = ["curl", *CURL_OPTIONS, "--config", "-"]
-    done = proc.run(argv, env=env, on_line=shown, check=not resume, stdin_text=config)
+    done = runner.run(argv, env=env, on_line=shown, check=not resume, stdin_text=config)
     return done.returncode
 
 
@@ -97,7 +98,9 @@ def version_from_name(name: str) -> str:
     return match[1] if match else ""
 
 
-def _download(url: str, dest: Path, env: Mapping[str, str], on_line: LineCallback | None) -> Path:
+def _download(
+    url: str, dest: Path, env: Mapping[str, str], on_line: LineCallback | None, runner: Runner
+) -> Path:
     """curl into ``dest`` (resumed with ``-C -`` after a cut), renamed when complete."""
     final = dest / url.rstrip("/").rsplit("/", 1)[-1].split("?", 1)[0]
     if final.is_file():
@@ -105,10 +108,10 @@ def _download(url: str, dest: Path, env: Mapping[str, str], on_line: LineCallbac
     part = final.with_name(final.name + ".part")
     try:
         # continue a cut download; servers without ranges: start again
-        if part.is_file() and _curl(url, part, env, on_line) != 0:
+        if part.is_file() and _curl(url, part, env, on_line, runner) != 0:
             part.unlink()
         if not part.is_file():
-            _curl(url, part, env, on_line)
+            _curl(url, part, env, on_line, runner)
     except ToolError as exc:
         said = redact_text(" / ".join(exc.excerpt[-2:]), url_secrets(url))
         raise SourceError(
@@ -119,11 +122,11 @@ def _download(url: str, dest: Path, env: Mapping[str, str], on_line: LineCallbac
 
 
 def _archive(
-    location: str, dest: Path, env: Mapping[str, str], on_line: LineCallback | None
+    location: str, dest: Path, env: Mapping[str, str], on_line: LineCallback | None, runner: Runner
 ) -> Path:
     if is_url(location):
         check_url(location)
-        return _download(location, dest, env, on_line)
+        return _download(location, dest, env, on_line, runner)
     path = Path(location).expanduser()
     if not path.is_file():
         raise SourceError(f"tarball {path} does not exist", "give an existing file or a URL")
@@ -162,6 +165,7 @@ def fetch_tarball(
     cache_root: Path,
     env: Mapping[str, str],
     *,
+    runner: Runner,
     install_deps: bool = False,
     on_line: LineCallback | None = None,
 ) -> SourceTree:
@@ -179,7 +183,7 @@ def fetch_tarball(
         if on_line is not None:
             on_line(f"warning: {details['warning']}")
     with owned.locked(dest, f"the tarball cache entry {dest.name}", on_line):
-        archive, digest = _fetch_and_unpack(location, expected, dest, env, on_line)
+        archive, digest = _fetch_and_unpack(location, expected, dest, env, on_line, runner=runner)
     return SourceTree(
         kind="tarball",
         root=single_top_dir(dest / "tree" / "src"),
@@ -196,10 +200,12 @@ def _fetch_and_unpack(
     dest: Path,
     env: Mapping[str, str],
     on_line: LineCallback | None,
+    *,
+    runner: Runner,
 ) -> tuple[Path, str]:
     """The archive (downloaded once) and its sha256, unpacked into ``dest/tree``."""
     (dest / "download").mkdir(exist_ok=True)
-    archive = _archive(location, dest / "download", env, on_line)
+    archive = _archive(location, dest / "download", env, on_line, runner)
     info = owned.read_info(dest)
     try:
         digest = _check_hash(archive, expected, info.get("sha256"))

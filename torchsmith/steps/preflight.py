@@ -189,13 +189,13 @@ def _not_in_apt_lists(ex: Executor, packages: list[str], env: Mapping[str, str])
     return not_installable(done.stdout, packages) if done.returncode == 0 else []
 
 
-def _install_tools(names: list[str], env: Mapping[str, str]) -> bool:
+def _install_tools(ex: Executor, names: list[str], env: Mapping[str, str]) -> bool:
     """--install-deps: the build tools torchsmith itself runs (cmake, ninja, ccache) from apt —
     not only the source's Build-Depends; False where apt-get is not on PATH."""
     packages = [APT_TOOLS[name] for name in names if name in APT_TOOLS]
     if not packages or shutil.which("apt-get", path=env.get("PATH", "")) is None:
         return False
-    ensure_packages(packages, env, install=True, why="the build tools torchsmith runs")
+    ensure_packages(packages, env, runner=ex, install=True, why="the build tools torchsmith runs")
     return True
 
 
@@ -250,7 +250,7 @@ def preflight(
     if cache_kind != "none":
         found[cache_kind] = ex.which(cache_kind, env)
     missing = [name for name, path in found.items() if path is None]
-    if missing and install_deps and _install_tools(missing, env):
+    if missing and install_deps and _install_tools(ex, missing, env):
         found |= {name: ex.which(name, env) for name in missing if name in APT_TOOLS}
         missing = [name for name, path in found.items() if path is None]
     if missing:

@@ -25,6 +25,7 @@ def fetch(ctx: BuildContext, env: dict[str, str]) -> SourceTree:
             ctx.plan.source,
             ctx.options.cache_root / "sources",
             env,
+            runner=ctx.executor,
             install_deps=ctx.options.install_deps,
             on_line=_logger(ctx.log("fetch")),
         )

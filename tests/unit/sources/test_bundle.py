@@ -19,6 +19,7 @@ from torchsmith.hashing import sha256_file
 from torchsmith.plan import resolve
 from torchsmith.plan_model import SourcePlan
 from torchsmith.planner.support import KNOWLEDGE_ONLY
+from torchsmith.proc import HOST
 from torchsmith.sources import fetch_source, owned
 from torchsmith.sources.base import SourceTree
 from torchsmith.sources.bundle import TREE, bundle_manifest, bundle_spec, write_bundle
@@ -50,7 +51,7 @@ def _plan(location: str) -> SourcePlan:
 
 def _fetch(tmp_path: Path, location: str, lines: list[str] | None = None) -> SourceTree:
     on_line = None if lines is None else lines.append
-    return fetch_source(_plan(location), tmp_path / "airgap", {}, on_line=on_line)
+    return fetch_source(_plan(location), tmp_path / "airgap", {}, runner=HOST, on_line=on_line)
 
 
 def _kb_with_commit(monkeypatch: pytest.MonkeyPatch, commit: str | None) -> None:

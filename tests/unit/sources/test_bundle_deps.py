@@ -11,6 +11,7 @@ import pytest
 
 from torchsmith.errors import HostError
 from torchsmith.plan_model import SourcePlan
+from torchsmith.proc import HOST
 from torchsmith.sources import fetch_source
 from torchsmith.sources import hostdeps as hostdeps_mod
 from torchsmith.sources.base import BUILD_DEPENDS, SourceTree
@@ -37,8 +38,8 @@ def test_fetch_source_skips_the_host_deps_check_for_a_bundle(
     monkeypatch.setattr("torchsmith.sources.debian.fetch_debian", provider)
     monkeypatch.setattr("torchsmith.sources.check_identity", lambda tree, kb: NOT_RECORDED)
     plan = SourcePlan(kind="debian", location="x", ref="1.13.1+dfsg-4", reason="t")
-    fetch_source(plan, tmp_path / "c", {}, install_deps=True, check_deps=False)
-    fetch_source(plan, tmp_path / "c", {})
+    fetch_source(plan, tmp_path / "c", {}, runner=HOST, install_deps=True, check_deps=False)
+    fetch_source(plan, tmp_path / "c", {}, runner=HOST)
     assert seen[0]["check_deps"] is False and "check_deps" not in seen[1]
 
 
@@ -47,9 +48,9 @@ def test_the_building_machine_checks_the_bundled_debian_deps(
 ) -> None:
     out = tmp_path / "b.tar.gz"
     write_bundle(_debian_tree(tmp_path), out)
-    monkeypatch.setattr(hostdeps_mod, "missing_packages", lambda pkgs, env: list(pkgs))
+    monkeypatch.setattr(hostdeps_mod, "missing_packages", lambda pkgs, env, runner: list(pkgs))
     monkeypatch.setattr("torchsmith.sources.bundle.check_identity", lambda t, k: NOT_RECORDED)
     monkeypatch.setattr("torchsmith.sources.check_identity", lambda tree, kb: NOT_RECORDED)
     plan = SourcePlan(kind="bundle", location=str(out), ref=str(out), reason="t")
     with pytest.raises(HostError, match=r"2 Debian package.*libopenblas-dev libprotobuf-dev"):
-        fetch_source(plan, tmp_path / "airgap", {})
+        fetch_source(plan, tmp_path / "airgap", {}, runner=HOST)

@@ -44,11 +44,11 @@ def _fetch(ctx: BuildContext, comp: CompanionBuild, base: dict[str, str]) -> dic
     log = appender(ctx.log(stage))
     if comp.source is not None:
         with ctx.stage(stage, f"its own source, {comp.source.kind}"):
-            return fetch_own(comp, ctx.options.cache_root / "sources", base, log)
+            return fetch_own(comp, ctx.options.cache_root / "sources", base, log, ctx.executor)
     pkg = load_kb().debian_package(comp.package, comp.version)
     job = OrigJob(comp.package, comp.debian_version, comp.version, pkg.dsc_sha256)
     with ctx.stage(stage, f"Debian {comp.package} {comp.debian_version}"):
-        tree = fetch_orig(job, ctx.options.cache_root / "sources", base, log)
+        tree = fetch_orig(job, ctx.options.cache_root / "sources", base, log, runner=ctx.executor)
     for key, why in tree.details.items():
         if key.startswith("unavailable:"):
             ctx.reporter.message(f"{comp.name}: not served by the mirror: {key[12:]} ({why})")
@@ -60,7 +60,7 @@ def run_fetch(ctx: BuildContext, state: BuildState, subject: str) -> None:
     run = need_run(state)
     comp, made = companion(run.plan, subject), run.of(subject)
     done = marker(ctx, f"{subject}-fetch")
-    if done and not still_current(comp, done, run.env.base):
+    if done and not still_current(comp, done, run.env.base, ctx.executor):
         ctx.reporter.message(f"{subject}: its source tree changed since the last run: fetched anew")
         done = {}
     if done and Path(done.get("root", "")).is_dir():

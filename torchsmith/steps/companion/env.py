@@ -181,7 +181,12 @@ def system_packages(ctx: BuildContext, comp: CompanionBuild, env: dict[str, str]
         return
     why = f"{comp.name} {comp.version} (" + "; ".join(p.reason for p in comp.system_packages)
     installed = ensure_packages(
-        names, env, install=ctx.options.install_deps, why=why + ")", on_line=None
+        names,
+        env,
+        runner=ctx.executor,
+        install=ctx.options.install_deps,
+        why=why + ")",
+        on_line=None,
     )
     if installed:
         ctx.reporter.message(f"{comp.name}: installed {' '.join(installed)} (--install-deps)")
