@@ -10,12 +10,13 @@ from typing import Any
 
 from rich.table import Table
 
-from torchsmith.console import print_json, print_table, shown, table
+from torchsmith.console import err, print_json, print_table, shown, table
 from torchsmith.errors import UsageError
 from torchsmith.inspect import Inspection, inspect_artifact
 from torchsmith.inspect.companion import CompanionInspection, inspect_companion_wheel, is_companion
 from torchsmith.inspect.model import Component
 from torchsmith.proc import HOST
+from torchsmith.terminal import strip_terminal_codes
 
 
 def _mib(size: int) -> str:
@@ -129,6 +130,11 @@ def _companion(path: Path, as_json: bool) -> int:
     return 0
 
 
+def _progress(line: str) -> None:
+    """Progress on stderr (stdout stays the result, --json or not)."""
+    err.print(strip_terminal_codes(line), markup=False, highlight=False)
+
+
 def _handler(args: argparse.Namespace) -> int:
     if (args.wheel is None) == (args.python is None):
         raise UsageError("give either a wheel file or --python PATH", "torchsmith inspect --help")
@@ -140,6 +146,7 @@ def _handler(args: argparse.Namespace) -> int:
         env=dict(os.environ),
         runner=HOST,
         cuobjdump=find_cuobjdump(args.cuobjdump),
+        say=_progress,
     )
     if args.json:
         print_json(insp.model_dump(mode="json"))

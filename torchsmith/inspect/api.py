@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from torchsmith.errors import UsageError
@@ -29,9 +29,10 @@ def inspect_artifact(
     env: Mapping[str, str],
     runner: Runner,
     cuobjdump: str | None = None,
+    say: Callable[[str], None] | None = None,
 ) -> Inspection:
     """Inspect a wheel file or the torch ``python`` imports; cross-check with ``cuobjdump``
-    (a path) when given."""
+    (a path) when given; ``say`` hears progress lines."""
     listings: dict[str, Counter[str]] = {}
 
     def listing(member: str, path: Path) -> None:
@@ -39,7 +40,7 @@ def inspect_artifact(
             listings[member] = run_cuobjdump(cuobjdump, path, env, member, runner=runner)
 
     if wheel is not None:
-        insp = inspect_wheel(wheel, listing)
+        insp = inspect_wheel(wheel, listing, say)
     elif python is not None:
         insp = inspect_installed(python, env, runner)
         site = Path(insp.location).parent

@@ -61,7 +61,12 @@ def verify_artifact(
             "torchsmith verify path/to/torch-….whl --plan FILE, or --python /path/to/python",
         )
     with _stage(reporter, "inspect", str(wheel or f"the torch {python} imports")):
-        inspection = inspect_wheel(wheel) if wheel else inspect_installed(str(python), env, runner)
+        heard = reporter.message if reporter is not None else None
+        inspection = (
+            inspect_wheel(wheel, say=heard)
+            if wheel
+            else inspect_installed(str(python), env, runner)
+        )
     checks = verify_inspection(inspection, plan)
     smoke_checks: list[Check] = []
     if smoke is not None:
