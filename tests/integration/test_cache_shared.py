@@ -209,8 +209,10 @@ def test_two_workspaces_share_sccache_through_webdav(
     assert warm["remote_hits"] / (warm["hits"] + warm["misses"]) >= 0.95, warm
     assert warm["local_hits"] == 0, warm  # its own disk level started empty
     assert second["env"]["SCCACHE_MULTILEVEL_CHAIN"] == "disk,webdav"
-    for root in ("a", "b"):  # each build stopped its own sccache server
-        assert not answers(tmp_path / root / "cache" / "sccache" / "server.sock")
+    for done in (first, second):  # each build stopped its server and removed its socket dir
+        sock = Path(done["env"]["SCCACHE_SERVER_UDS"])  # private 0700 dir (cache/private.py)
+        assert not sock.is_relative_to(tmp_path) and not sock.parent.exists()
+        assert not answers(sock)
 
 
 DIST_TOKEN_VAR = "TS_TEST_DIST_TOKEN"
@@ -278,7 +280,7 @@ def test_a_real_target_compiles_on_two_build_servers_then_falls_back(
     record = again["compiler_cache"]
     assert record["cluster_fallback"] and record["distributed_compiles"] is None, record
     assert again["env"]["MAX_JOBS"] == str(again["plan"]["cache_setup"]["local_jobs"])
-    for name in ("server.sock", "server-dist.sock"):  # the builds stopped their servers
-        assert not answers(tmp_path / "a" / "cache" / "sccache" / name)
-    leaked = [p for p in leaks(tmp_path, DIST_TOKEN) if not p.endswith("dist-client.toml")]
-    assert leaked == []  # only the mode-600 client config holds the token
+    for run in (done, again):  # the builds stopped their servers and removed their private dirs
+        sock = Path(run["env"]["SCCACHE_SERVER_UDS"])
+        assert not sock.parent.exists() and not answers(sock)
+    assert leaks(tmp_path, DIST_TOKEN) == []  # the client config went with the private dir
