@@ -1,7 +1,7 @@
 """The types a :class:`~torchsmith.plan_model.BuildPlan` carries for its features: the companion
 build (companions built against a torch) and the compiler cache. Pure, JSON-serialisable data; they
-live with the plan so that no plan type imports a feature package (``companions/``, ``cache/``
-re-export them)."""
+live with the plan so that no plan type imports a feature package (``companions/`` and ``cache/``
+import them from here)."""
 
 from __future__ import annotations
 

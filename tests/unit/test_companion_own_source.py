@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from torchsmith.companions.model import CompanionBuild, OwnSource
 from torchsmith.companions.source import check_version, still_current, tree_version
 from torchsmith.errors import SourceError
+from torchsmith.plan_types import CompanionBuild, OwnSource
 from torchsmith.proc import HOST
 
 

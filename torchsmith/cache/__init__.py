@@ -15,13 +15,13 @@ from torchsmith.cache.launcher import (
     make_cache,
     with_cluster,
 )
-from torchsmith.cache.model import CachePlan
 from torchsmith.cache.stats import (
     CacheStats,
     parse_ccache_print_stats,
     parse_sccache_json,
     stats_record,
 )
+from torchsmith.plan_types import CachePlan
 
 __all__ = [
     "LAUNCHER_KEYS",

@@ -11,8 +11,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from torchsmith.cache.model import CachePlan
 from torchsmith.errors import UsageError
+from torchsmith.plan_types import CachePlan
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,6 @@ from typing import Any
 
 from torchsmith.cache.credentials import read_secret
 from torchsmith.cache.dist import CONF_NAME, client_config, cluster_token, write_private
-from torchsmith.cache.model import CachePlan
 from torchsmith.cache.private import make_private_dir, remove_private_dir
 from torchsmith.cache.remote import RemoteEnv, ccache_remote, sccache_remote
 from torchsmith.cache.stats import (
@@ -30,6 +29,7 @@ from torchsmith.cache.stats import (
 )
 from torchsmith.cache.trust import untrusted_reason
 from torchsmith.errors import HostError
+from torchsmith.plan_types import CachePlan
 from torchsmith.spec import CacheKind
 
 _LANGS = ("C", "CXX", "CUDA")

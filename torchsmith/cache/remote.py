@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from urllib.parse import quote, urlsplit
 
 from torchsmith.cache.credentials import CacheSecret
-from torchsmith.cache.model import CachePlan, RemoteKind
+from torchsmith.plan_types import CachePlan, RemoteKind
 
 _CCACHE_VERSION = re.compile(r"ccache version (\d+)\.(\d+)")
 _CCACHE_FEATURE: dict[RemoteKind, str] = {"redis": "redis-storage", "webdav": "http-storage"}

@@ -9,10 +9,10 @@ from pathlib import Path
 
 from packaging.utils import InvalidWheelFilename, parse_wheel_filename
 
-from torchsmith.companions.model import TorchFacts
 from torchsmith.errors import UsageError
 from torchsmith.inspect import Inspection, inspect_artifact
 from torchsmith.interpreter import invocable
+from torchsmith.plan_types import TorchFacts
 from torchsmith.proc import HOST
 from torchsmith.spec import BuildSpec
 from torchsmith.spec_sources import ResolvedSpec

@@ -12,9 +12,9 @@ from typing import Any
 
 from packaging.version import InvalidVersion, Version
 
-from torchsmith.companions.model import CompanionBuild
 from torchsmith.errors import InternalError, SourceError
 from torchsmith.plan_model import SourcePlan
+from torchsmith.plan_types import CompanionBuild
 from torchsmith.runner import LineCallback, Runner
 from torchsmith.sources import fetch_source
 from torchsmith.sources.path import identity_of

@@ -11,11 +11,11 @@ import pytest
 
 from torchsmith import kb
 from torchsmith.companions.facts import facts_of, wheel_version_and_python
-from torchsmith.companions.model import TorchFacts
 from torchsmith.errors import PlanError, UsageError
 from torchsmith.host.model import HostFacts
 from torchsmith.inspect.model import Inspection
 from torchsmith.plan_model import BuildPlan
+from torchsmith.plan_types import TorchFacts
 from torchsmith.planner import resolve
 from torchsmith.planner.companions import companion_env
 from torchsmith.spec_sources import resolve_spec

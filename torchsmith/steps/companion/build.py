@@ -14,10 +14,10 @@ from typing import Any
 from torchsmith.cache import CompilerCache
 from torchsmith.cache.stats import CacheStats
 from torchsmith.companions import buildenv
-from torchsmith.companions.model import CompanionBuild
 from torchsmith.companions.source import fetch_own, still_current
 from torchsmith.errors import BuildError
 from torchsmith.kb import load as load_kb
+from torchsmith.plan_types import CompanionBuild
 from torchsmith.sources.debian_orig import OrigJob, fetch_orig
 from torchsmith.steps.companion.run import Env, Made, companion, need, need_run, root
 from torchsmith.steps.context import BuildContext

@@ -13,12 +13,12 @@ from typing import Any
 
 from torchsmith.companions import buildenv
 from torchsmith.companions.binary import check_binaries
-from torchsmith.companions.model import CompanionBuild, CompanionBuildPlan
 from torchsmith.companions.torchsource import install_args, link
 from torchsmith.companions.verify import SMOKE_EXTRAS, SMOKE_SCRIPTS, check_torch_pin
 from torchsmith.companions.wheelcheck import check_repaired
 from torchsmith.errors import VerifyError
 from torchsmith.inspect.companion import inspect_companion_wheel
+from torchsmith.plan_types import CompanionBuild, CompanionBuildPlan
 from torchsmith.steps.companion.repair import platform_tag
 from torchsmith.steps.companion.run import CompanionRun, Env, companion, need, need_run, root
 from torchsmith.steps.context import BuildContext

@@ -12,7 +12,6 @@ from typing import Any
 
 from torchsmith.cache import CompilerCache
 from torchsmith.companions import buildenv
-from torchsmith.companions.model import CompanionBuild, CompanionBuildPlan
 from torchsmith.companions.torchsource import (
     ASK_SITE,
     TorchSource,
@@ -24,6 +23,7 @@ from torchsmith.companions.torchsource import (
 from torchsmith.errors import BuildError, InternalError
 from torchsmith.hashing import sha256_file
 from torchsmith.packaging.conda import wheel_metadata
+from torchsmith.plan_types import CompanionBuild, CompanionBuildPlan
 from torchsmith.sources.hostdeps import ensure_packages
 from torchsmith.steps.companion.run import CompanionRun, Env, companion, plan_of, root
 from torchsmith.steps.context import BuildContext

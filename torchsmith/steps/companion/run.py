@@ -9,9 +9,9 @@ from pathlib import Path
 from typing import Any
 
 from torchsmith.cache import CompilerCache
-from torchsmith.companions.model import CompanionBuild, CompanionBuildPlan
 from torchsmith.companions.torchsource import TorchSource
 from torchsmith.errors import InternalError
+from torchsmith.plan_types import CompanionBuild, CompanionBuildPlan
 from torchsmith.steps.context import BuildContext
 from torchsmith.steps.state import BuildState
 
