@@ -33,6 +33,11 @@ def _mib(value: float | None) -> str:
     return "not recorded" if value is None else f"{value:,.0f} MiB"
 
 
+def _stages_total(manifest: dict[str, Any]) -> str:
+    stages = stage_times(manifest)
+    return f"{sum(stages.values()):.1f} s" if stages else "not recorded (no manifest)"
+
+
 def _runs(data: ReportData) -> str:
     inputs = data.inputs
     left = inputs.runs_in_log - inputs.runs_shown
@@ -56,7 +61,7 @@ def _summary(data: ReportData) -> str:
         ("plan", manifest.get("plan_hash", "?")),
         ("targets", ", ".join(manifest.get("targets") or []) or "all"),
         ("total of this run (manifest)", f"{manifest.get('total_seconds', '?')} s"),
-        ("stages of every run of the workspace", f"{sum(stage_times(manifest).values()):.1f} s"),
+        ("stages of every run of the workspace", _stages_total(manifest)),
         ("ninja runs in the log", _runs(data)),
         ("ninja edges shown", len(data.inputs.edges)),
         ("compile edges shown (C++ and CUDA objects)", _compiled(data)),

@@ -54,6 +54,7 @@ def test_the_report_of_the_full_build_shows_its_compile(tmp_path: Path) -> None:
     assert "<td>compile edges shown (C++ and CUDA objects)</td><td>1231</td>" in page
     assert "2: 1 that built shown, 1 that only ran CMake&#x27;s install left out" in page
     assert 'id="timeline"' in page
+    assert "<td>stages of every run of the workspace</td><td>not recorded (no manifest)" in page
 
 
 def test_a_resumed_build_shows_every_run_that_built_end_to_end(tmp_path: Path) -> None:
