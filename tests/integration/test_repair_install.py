@@ -25,12 +25,12 @@ from tests.unit.planner.kb import ci_host, mini_kb
 from torchsmith.backends.local import LocalExecutor
 from torchsmith.cli import main
 from torchsmith.inspect.elf import read_elf
+from torchsmith.packaging.wheel_rpath import foreign, record_line
 from torchsmith.planner import resolve
 from torchsmith.spec_sources import resolve_spec
 from torchsmith.steps import install, repair
 from torchsmith.steps.context import BuildContext, BuildOptions
 from torchsmith.steps.state import BuildState
-from torchsmith.packaging.wheel_rpath import foreign, record_line
 from torchsmith.verify import load_plan
 from torchsmith.workspace import prepare_workspace
 

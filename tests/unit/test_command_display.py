@@ -11,8 +11,8 @@ from rich.console import Console
 
 from torchsmith.cli import main
 from torchsmith.commands.inspect import summary_table
-from torchsmith.report.plan_view import print_plan
 from torchsmith.inspect.model import Inspection
+from torchsmith.report.plan_view import print_plan
 from torchsmith.verify.expect import load_plan
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"

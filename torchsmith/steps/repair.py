@@ -26,10 +26,10 @@ from pathlib import Path
 from typing import Any
 
 from torchsmith.errors import BuildError, InternalError, ToolError
+from torchsmith.packaging.wheel_rpath import PatchRun, scrub_wheel
 from torchsmith.plan_model import BuildPlan
 from torchsmith.steps.context import BuildContext, failure_lines
 from torchsmith.steps.state import BuildState
-from torchsmith.packaging.wheel_rpath import PatchRun, scrub_wheel
 
 STAGE = "repair"
 DRIVER = ("libcuda.so.1", "libnvidia-ml.so.1")

@@ -13,7 +13,6 @@ import pytest
 from tests.unit.steps.conftest import make_plan, make_rig, make_tree
 from tests.unit.steps.test_package import _compiled
 from torchsmith.errors import ToolError
-from torchsmith.steps import package, repair
 from torchsmith.packaging.wheel_rpath import (
     file_record_line,
     foreign,
@@ -21,6 +20,7 @@ from torchsmith.packaging.wheel_rpath import (
     record_line,
     updated_record,
 )
+from torchsmith.steps import package, repair
 
 
 def test_a_cpu_build_leaves_only_the_driver_external(tmp_path: Path) -> None:
