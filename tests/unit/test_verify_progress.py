@@ -29,7 +29,7 @@ def test_each_smoke_result_is_said_as_it_comes() -> None:
 def test_verify_command_reports_stages_on_stderr(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    wheel = tmp_path / "torch-9.9.0-cp311-cp311-manylinux_2_17_x86_64.whl"
+    wheel = tmp_path / "torch-2.13.0+cpu-cp311-cp311-manylinux_2_17_x86_64.whl"
     with zipfile.ZipFile(wheel, "w") as zf:
         zf.writestr("torch/version.py", "__version__ = '2.13.0+cpu'\n")
     plan = FIXTURES / "plans" / "plan-2.13.0-cpu.json"

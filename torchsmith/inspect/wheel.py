@@ -3,6 +3,7 @@ into a temporary file, read, and deleted — memory stays flat whatever the whee
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import re
 import shutil
@@ -20,6 +21,7 @@ from torchsmith.inspect.elf import holes_inside_fatbin, read_elf
 from torchsmith.inspect.inflate import codec_name, extract, scratch
 from torchsmith.inspect.meta import parse_version_py, parse_wheel_meta
 from torchsmith.inspect.model import BuildConfig, Inspection
+from torchsmith.inspect.wheel_checks import check_members, check_versions, file_tags
 
 _SHARED = re.compile(r"\.so(\.\d+)*$")
 _GPU_NAME = re.compile(r"cuda|cu[a-z]+\.so|nv|nccl|hip|gpu|flash|triton")
@@ -179,6 +181,9 @@ def inspect_wheel(
             raise InspectError(f"{path.name} holds no torch/version.py", "is this a torch wheel?")
         version = parse_version_py(version_py)
         meta = parse_wheel_meta(_text(zf, ".dist-info/WHEEL"), _text(zf, ".dist-info/METADATA"))
+        check_members(zf, path)
+        check_versions(path, meta.version, version.version)
+        meta = dataclasses.replace(meta, tags=file_tags(path) or meta.tags)
         cmake = cmake_abi(_text(zf, TORCH_CONFIG))
         libs = _libs(path, zf, Path(tmp), on_library, say)
         total = sum(info.file_size for info in zf.infolist())
