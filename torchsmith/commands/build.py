@@ -17,6 +17,7 @@ from torchsmith.console import out, print_json
 from torchsmith.doctor import diagnose
 from torchsmith.errors import BuildError, UsageError
 from torchsmith.plan import resolve
+from torchsmith.proc import HOST
 from torchsmith.report.eta import eta_for_plan
 from torchsmith.report.progress import make_reporter
 from torchsmith.report.summary import render_summary
@@ -54,7 +55,7 @@ def _with_diagnosis(exc: BuildError) -> BuildError:
 def _run(args: argparse.Namespace, env: dict[str, str]) -> BuildResult:
     host = load_host(args)
     resolved = spec_from_args(args, env)
-    plan = resolve(resolved, kbmod.load(), host, against=against_of(resolved, env))
+    plan = resolve(resolved, kbmod.load(), host, against=against_of(resolved, env, HOST))
     root = args.cache_root or default_cache_root(env)
     options = BuildOptions(
         cache_root=Path(root).expanduser().resolve(),

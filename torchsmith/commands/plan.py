@@ -23,8 +23,9 @@ def _handle(args: argparse.Namespace) -> int:
     against = None
     if resolved.spec.against is not None:  # reading it needs inspect (pyelftools): only then
         from torchsmith.companions.facts import against_of
+        from torchsmith.proc import HOST
 
-        against = against_of(resolved, dict(os.environ))
+        against = against_of(resolved, dict(os.environ), HOST)
     plan = resolve(resolved, kbmod.load(), load_host(args), against=against)
     if args.json:
         print_json(plan_json(plan))

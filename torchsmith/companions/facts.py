@@ -13,7 +13,7 @@ from torchsmith.errors import UsageError
 from torchsmith.inspect import Inspection, inspect_artifact
 from torchsmith.interpreter import invocable
 from torchsmith.plan_types import TorchFacts
-from torchsmith.proc import HOST
+from torchsmith.runner import Runner
 from torchsmith.spec import BuildSpec
 from torchsmith.spec_sources import ResolvedSpec
 
@@ -60,20 +60,22 @@ def facts_of(kind: str, location: str, insp: Inspection, version: str) -> TorchF
     )
 
 
-def read_against(against: str, env: Mapping[str, str]) -> TorchFacts:
+def read_against(against: str, env: Mapping[str, str], runner: Runner) -> TorchFacts:
     """Inspect the torch ``against`` names (a wheel file, or ``python:PATH``)."""
     if against.startswith(PYTHON_PREFIX):
         interpreter = invocable(against.removeprefix(PYTHON_PREFIX))
-        insp = inspect_artifact(python=interpreter, env=env, runner=HOST)
+        insp = inspect_artifact(python=interpreter, env=env, runner=runner)
         version = insp.torch_version or "?"
         return facts_of("python", interpreter, insp, version.split("+")[0])
     path = Path(against).expanduser().resolve()
     version, python = wheel_version_and_python(path)
-    insp = inspect_artifact(wheel=path, env=env, runner=HOST)
+    insp = inspect_artifact(wheel=path, env=env, runner=runner)
     return facts_of("wheel", str(path), insp, version).model_copy(update={"python": python})
 
 
-def against_of(spec: BuildSpec | ResolvedSpec, env: Mapping[str, str]) -> TorchFacts | None:
+def against_of(
+    spec: BuildSpec | ResolvedSpec, env: Mapping[str, str], runner: Runner
+) -> TorchFacts | None:
     """The facts of the torch the spec's ``against`` names (None when it names none)."""
     against = (spec.spec if isinstance(spec, ResolvedSpec) else spec).against
-    return None if against is None else read_against(against, env)
+    return None if against is None else read_against(against, env, runner)

@@ -56,7 +56,7 @@ def test_inspect_and_against_run_the_relative_interpreter(
         facts_mod, "inspect_artifact", lambda **kw: seen.append(kw["python"]) or 1 / 0
     )
     with pytest.raises(ZeroDivisionError):
-        facts_mod.read_against("python:.venv/bin/python", {})
+        facts_mod.read_against("python:.venv/bin/python", {}, proc.HOST)
     assert seen == [str(venv_python)]
 
 
