@@ -97,3 +97,31 @@ def test_only_a_directory_it_made_is_removed(tmp_path: Path) -> None:
 def test_ccache_needs_no_private_directory(tmp_path: Path) -> None:
     setup = CachePlan(kind="ccache")
     assert cache_from_plan(setup, tmp_path, "/usr/bin/ccache", {}).private_dir is None
+
+
+def test_a_build_removes_its_private_directory_on_success_and_failure(
+    tmp_path: Path, private_base: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The pipeline releases the cache's private directory whatever happens after it is made."""
+    from tests.unit.steps.test_pipeline import _build, _plan
+    from tests.unit.test_cache_dist import DistExecutor
+    from torchsmith.steps import compile as compile_step
+
+    monkeypatch.setattr(
+        "tests.unit.steps.test_pipeline.RecordingExecutor", lambda: DistExecutor("")
+    )
+    (tmp_path / "ok").mkdir()
+    (tmp_path / "bad").mkdir()
+    plan = _plan(tmp_path / "ok", targets=("c10",), **{"cache.kind": "sccache"})
+    result, _ = _build(tmp_path / "ok", plan)
+    assert result.manifest["env"]["SCCACHE_SERVER_UDS"].startswith(str(private_base))
+    assert list(private_base.iterdir()) == []
+
+    def broken(*args: object, **kwargs: object) -> None:
+        raise RuntimeError("compile failed")
+
+    monkeypatch.setattr(compile_step, "compile_targets", broken)
+    with pytest.raises(RuntimeError):
+        _build(tmp_path / "bad", _plan(tmp_path / "bad", targets=("c10",),
+                                       **{"cache.kind": "sccache"}))  # fmt: skip
+    assert list(private_base.iterdir()) == []
