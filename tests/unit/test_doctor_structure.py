@@ -192,3 +192,15 @@ def test_exit_codes(tmp_path: Path) -> None:
     clean = tmp_path / "clean.log"
     clean.write_text(NINJA, encoding="utf-8")
     assert main(["doctor", str(clean)]) == EXIT_OK
+
+
+def test_a_rule_on_the_first_error_line_learns_its_component() -> None:
+    # shared-lib-missing-at-import names no library; the structural reader knows whose it is
+    log = (
+        "from . import deform_conv_ext\n"
+        "ImportError: libtorch_cpu.so: cannot open shared object file\n"
+    )
+    diagnosis = diagnose(log.splitlines())
+    assert diagnosis.top is not None and not diagnosis.top.generic
+    assert "torch" in diagnosis.top.tags
+

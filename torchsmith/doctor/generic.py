@@ -68,6 +68,11 @@ def components() -> tuple[Component, ...]:
     return tuple(Component.model_validate(row) for row in tomllib.loads(text)["component"])
 
 
+@functools.cache
+def component_names() -> frozenset[str]:
+    return frozenset(c.name for c in components())
+
+
 def by_header(header: str) -> Component | None:
     return next(
         (c for c in components() for g in c.headers if fnmatch.fnmatchcase(header, g)), None

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 
 from torchsmith.doctor.blocks import BlockBuilder
 from torchsmith.doctor.classify import GENERIC_TRIGGERS, classify
-from torchsmith.doctor.generic import diagnose_generic
+from torchsmith.doctor.generic import component_names, diagnose_generic
 from torchsmith.doctor.linear import PatternSet
 from torchsmith.doctor.models import Diagnosis, ErrorBlock, Evidence, Finding, TypedError
 from torchsmith.doctor.ruledb import Rule, literal_runs, load_rules, needle
@@ -122,7 +122,17 @@ def _with_generic(findings: list[Finding], error: TypedError | None) -> tuple[Fi
         return tuple(findings)
     score = min((f.score for f in findings), default=2.0) - 1.0
     generic = diagnose_generic(error).model_copy(update={"score": round(score, 2)})
-    return (*findings, generic)
+    return (*(_with_components(f, error, generic) for f in findings), generic)
+
+
+def _with_components(finding: Finding, error: TypedError, generic: Finding) -> Finding:
+    """A rule that matched the first error's own line learns the components the structural
+    reader found there (the library a generic 'shared library missing' rule names belongs
+    to torch, OpenMP, Python, ...)."""
+    if finding.generic or all(e.line != error.line for e in finding.evidence):
+        return finding
+    extra = [t for t in generic.tags if t in component_names() and t not in finding.tags]
+    return finding.model_copy(update={"tags": (*finding.tags, *extra)}) if extra else finding
 
 
 def warnings_that_changed_result(
