@@ -132,6 +132,21 @@ class PlanStep(_Frozen):
         return self.name if self.subject is None else f"{self.subject}-{self.name}"
 
 
+HASH_EXCLUDES = frozenset(
+    {"warnings", "output_dir", "outputs", "cache_dir", "cache_setup", "install_python", "steps"}
+)
+"""Plan keys left out of :meth:`BuildPlan.plan_hash` (they do not change the build's result)."""
+
+
+def hash_plan_data(data: dict[str, Any]) -> str:
+    """The plan hash of plan JSON as written (``HASH_EXCLUDES`` left out, credentials masked):
+    the same value :meth:`BuildPlan.plan_hash` gives when ``data`` is a plan's dump — and, for
+    a file an older torchsmith wrote, the value it wrote, whatever fields were added since."""
+    kept = {k: v for k, v in data.items() if k not in HASH_EXCLUDES}
+    text = json.dumps(redact_data(kept), sort_keys=True)
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
 class BuildPlan(_Frozen):
     schema_version: int = PLAN_SCHEMA_VERSION
     torch: Decision[str]
@@ -193,19 +208,4 @@ class BuildPlan(_Frozen):
         signatures masked: rotating a token does not force a rebuild). The outputs, where they
         go and the step list (which follows from the hashed decisions and the outputs) are left
         out: asking for ``--output install`` as well reuses the same build."""
-        data = redact_data(
-            self.model_dump(
-                mode="json",
-                exclude={
-                    "warnings",
-                    "output_dir",
-                    "outputs",
-                    "cache_dir",
-                    "cache_setup",
-                    "install_python",
-                    "steps",
-                },
-            )
-        )
-        text = json.dumps(data, sort_keys=True)
-        return hashlib.sha256(text.encode()).hexdigest()[:16]
+        return hash_plan_data(self.model_dump(mode="json", exclude=set(HASH_EXCLUDES)))

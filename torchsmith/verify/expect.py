@@ -13,7 +13,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from torchsmith.errors import UsageError
-from torchsmith.plan_model import BuildPlan
+from torchsmith.plan_model import BuildPlan, hash_plan_data
 
 _ARCH = re.compile(r"^(\d+)\.(\d+)([af]?)(\+PTX)?$", re.IGNORECASE)
 _PLAN_HINT = "pass the JSON file that `torchsmith plan --json` or a build's manifest wrote"
@@ -66,15 +66,18 @@ def from_plan(plan: BuildPlan) -> Expectations:
     )
 
 
-def _check_hash(plan: BuildPlan, written: object, origin: str) -> None:
-    """``plan --json`` adds ``plan_hash``; a stale one means the plan was edited after."""
-    if written is not None and written != plan.plan_hash():
-        raise UsageError(
-            f"{origin}: plan_hash {written} does not match the plan it holds "
-            f"({plan.plan_hash()}): the file was changed after `torchsmith plan --json` wrote it",
-            "write it again with `torchsmith plan --json`, or delete the plan_hash key if you "
-            "edited the expectations on purpose",
-        )
+def _check_hash(plan: BuildPlan, written: object, origin: str, raw: dict[str, Any]) -> None:
+    """``plan --json`` adds ``plan_hash``; a stale one means the plan was edited after — unless
+    it is the hash of the JSON as written: then an older torchsmith wrote it, whose plan model
+    lacked fields added since (their defaults change the hash, not the file)."""
+    if written is None or written in (plan.plan_hash(), hash_plan_data(raw)):
+        return
+    raise UsageError(
+        f"{origin}: plan_hash {written} does not match the plan it holds "
+        f"({plan.plan_hash()}): the file was changed after `torchsmith plan --json` wrote it",
+        "write it again with `torchsmith plan --json`, or delete the plan_hash key if you "
+        "edited the expectations on purpose",
+    )
 
 
 def plan_from_json(data: Any, origin: str = "plan") -> BuildPlan:
@@ -85,6 +88,7 @@ def plan_from_json(data: Any, origin: str = "plan") -> BuildPlan:
         data = data["plan"]
     elif isinstance(data, dict):
         data = {k: v for k, v in data.items() if k != "plan_hash"}
+    raw: dict[str, Any] = data if isinstance(data, dict) else {}
     try:
         plan = BuildPlan.model_validate(data)
     except ValidationError as exc:
@@ -94,7 +98,7 @@ def plan_from_json(data: Any, origin: str = "plan") -> BuildPlan:
             f"{origin} is neither a build plan nor a manifest with one: {where}: {first['msg']}",
             _PLAN_HINT,
         ) from exc
-    _check_hash(plan, written, origin)
+    _check_hash(plan, written, origin, raw)
     return plan
 
 
