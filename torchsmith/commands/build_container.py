@@ -156,6 +156,7 @@ def build_in_container(args: argparse.Namespace, rs: ResolvedSpec, cache_root: P
             measured = _run_inside(ex, session, args, rs=rs, ip=ip, cache_root=cache_root)
         finally:
             ex.run(session.remove_argv(), env=env, log_path=log, check=False)
+            session.release()  # an environment file a failed engine call left (env_file.py)
     return _finish(args, _record(ip, engine, measured), output_dir, start)
 
 
