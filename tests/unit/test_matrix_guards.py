@@ -69,3 +69,11 @@ def test_pinned_means_one_release_a_hashed_url_or_a_commit(requirement: str, ok:
 def test_ordinary_values_pass(tmp_path: Path) -> None:
     _load(tmp_path, 'runs_on = "self-hosted"\nimage = "registry.example:5000/py:3.11@sha256:'
           + "c" * 64 + '"\nname = "seed-2"\n[cache.env]\nAWS_KEY = "secrets.AWS_KEY"')  # fmt: skip
+
+
+def test_a_deeply_nested_matrix_spec_is_a_spec_error(tmp_path: Path) -> None:
+    """Security review f1b4bec N16: RecursionError, exit 70."""
+    path = tmp_path / "deep.toml"
+    path.write_text("a = " + "[" * 100_000 + "]" * 100_000 + "\n")
+    with pytest.raises(SpecError, match="nested too deeply"):
+        load_matrix(path)

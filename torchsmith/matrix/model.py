@@ -160,6 +160,10 @@ def _read_toml(path: Path) -> dict[str, Any]:
         raise SpecError(
             [Problem(f"cannot read the matrix spec {path}: {exc}", "give a TOML file")]
         ) from exc
+    except RecursionError:  # tomllib recurses per nesting level: `a = [[[[…` exhausts it
+        raise SpecError(
+            [Problem(f"the matrix spec {path} is nested too deeply", "give a plain TOML file")]
+        ) from None
     return data
 
 
