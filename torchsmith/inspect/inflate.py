@@ -86,17 +86,53 @@ def _copy(chunks: Iterator[bytes], dest: BinaryIO, mod: ModuleType) -> tuple[int
     return written, crc
 
 
+_ELF = b"\x7fELF"
+_OTHER = {
+    b"\xcf\xfa\xed\xfe": "a macOS (Mach-O) library: this is a macOS wheel",
+    b"\xca\xfe\xba\xbe": "a macOS universal (Mach-O) library: this is a macOS wheel",
+    b"MZ": "a Windows (PE) DLL: this is a Windows wheel",
+}
+
+
+class _ElfOnly:
+    """A sink that refuses a member whose first bytes are not ELF's, before inflating the
+    rest (a 3 GB member of zeros was read whole before being refused)."""
+
+    def __init__(self, sink: Any, name: str) -> None:
+        self.sink, self.name, self.seen = sink, name, False
+
+    def write(self, data: bytes) -> None:
+        if not self.seen and data:
+            self.seen = True
+            if not data.startswith(_ELF):
+                raise InspectError(f"{self.name} is not an ELF shared object: {_what(data)}", _HINT)
+        self.sink.write(data)
+
+
+_HINT = "inspect a Linux torch wheel (its file name's tags say linux_x86_64, manylinux…, aarch64)"
+
+
+def _what(head: bytes) -> str:
+    for magic, what in _OTHER.items():
+        if head.startswith(magic):
+            return what
+    return f"it starts with {head[:8].hex(' ')}, no library format torchsmith knows"
+
+
 def extract(
-    wheel: Path, info: zipfile.ZipInfo, dest: BinaryIO, *, holes: bool = False
+    wheel: Path, info: zipfile.ZipInfo, dest: BinaryIO, *, holes: bool = False, elf: bool = False
 ) -> list[tuple[int, int]]:
     """Member ``info`` of ``wheel`` into ``dest``, checked against its size and CRC-32; opens
     the wheel itself, so threads do not share a file position. ``holes``: leave CUDA fat binary
-    payloads out (:mod:`torchsmith.inspect.holes`); the (start, end) offsets left out."""
+    payloads out (:mod:`torchsmith.inspect.holes`); the (start, end) offsets left out.
+    ``elf``: refuse a member that does not start as an ELF file, as soon as it starts."""
     if info.flag_bits & 0x1:
         raise InspectError(f"{info.filename} is encrypted", "this is not a wheel pip can install")
     mod = codec()
     writer = HoleWriter(dest) if holes else None
     sink: Any = writer if writer is not None else dest
+    if elf:
+        sink = _ElfOnly(sink, info.filename)
     with wheel.open("rb") as fh:
         chunks = _chunks(fh, _data_offset(fh, info), info.compress_size)
         if info.compress_type == zipfile.ZIP_DEFLATED:

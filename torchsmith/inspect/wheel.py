@@ -111,11 +111,11 @@ def _one(
 ) -> LibFile:
     name = info.filename.rsplit("/", 1)[-1]
     with scratch(info.file_size, workers, tmp) as (fh, where):
-        holes = extract(wheel, info, fh, holes=bool(_GPU_NAME.search(name)))
+        holes = extract(wheel, info, fh, holes=bool(_GPU_NAME.search(name)), elf=True)
         if not holes_inside_fatbin(where, holes):
             fh.seek(0)
             fh.truncate(0)
-            extract(wheel, info, fh)  # a fat binary look-alike elsewhere: every byte this time
+            extract(wheel, info, fh, elf=True)  # a fat binary look-alike elsewhere: every byte
         try:
             facts = read_elf(where, arch_flags=name.startswith(("libtorch_python", "_C.")))
         except InspectError as exc:
