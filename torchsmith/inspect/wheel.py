@@ -21,7 +21,12 @@ from torchsmith.inspect.elf import holes_inside_fatbin, read_elf
 from torchsmith.inspect.inflate import codec_name, extract, scratch
 from torchsmith.inspect.meta import parse_version_py, parse_wheel_meta
 from torchsmith.inspect.model import BuildConfig, Inspection
-from torchsmith.inspect.wheel_checks import check_members, check_versions, file_tags
+from torchsmith.inspect.wheel_checks import (
+    check_members,
+    check_platform,
+    check_versions,
+    file_tags,
+)
 
 _SHARED = re.compile(r"\.so(\.\d+)*$")
 _GPU_NAME = re.compile(r"cuda|cu[a-z]+\.so|nv|nccl|hip|gpu|flash|triton")
@@ -181,6 +186,7 @@ def inspect_wheel(
             raise InspectError(f"{path.name} holds no torch/version.py", "is this a torch wheel?")
         version = parse_version_py(version_py)
         meta = parse_wheel_meta(_text(zf, ".dist-info/WHEEL"), _text(zf, ".dist-info/METADATA"))
+        check_platform(path)
         check_members(zf, path)
         check_versions(path, meta.version, version.version)
         meta = dataclasses.replace(meta, tags=file_tags(path) or meta.tags)

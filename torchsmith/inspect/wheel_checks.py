@@ -50,6 +50,29 @@ def file_tags(wheel: Path) -> tuple[str, ...] | None:
         return None
 
 
+_OTHER_OS = {"macosx": "macOS", "win": "Windows", "ios": "iOS", "android": "Android"}
+
+
+def check_platform(wheel: Path) -> None:
+    """A wheel whose every platform tag names another OS is refused up front (its libraries
+    are Mach-O or PE files, not the ELF this reader knows)."""
+    tags = file_tags(wheel) or ()
+    systems = {_system(tag.rsplit("-", 1)[-1]) for tag in tags}
+    if tags and None not in systems:
+        names = " / ".join(sorted(s for s in systems if s))
+        raise InspectError(
+            f"{wheel.name} is a {names} wheel; torchsmith reads Linux torch wheels (ELF)",
+            "inspect the linux_x86_64 / manylinux / aarch64 wheel of the same release",
+        )
+
+
+def _system(platform: str) -> str | None:
+    for prefix, name in _OTHER_OS.items():
+        if platform.startswith(prefix):
+            return name
+    return None
+
+
 def _version(text: str | None) -> Version | None:
     try:
         return Version(text) if text else None

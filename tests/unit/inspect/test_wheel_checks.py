@@ -12,7 +12,7 @@ import pytest
 
 from torchsmith.errors import InspectError
 from torchsmith.inspect import inspect_wheel
-from torchsmith.inspect.wheel_checks import check_versions
+from torchsmith.inspect.wheel_checks import check_platform, check_versions
 
 LIB = Path(__file__).resolve().parents[2] / "fixtures" / "inspect" / "libk_dyn.so"
 
@@ -68,3 +68,10 @@ def test_versions_that_disagree_are_refused(tmp_path: Path) -> None:
         check_versions(Path("torch-2.6.0-cp311-cp311-linux_x86_64.whl"), "2.6.0", "9.9.9")
     check_versions(Path("torch-2.13.0+cpu-cp311-cp311-linux_x86_64.whl"), "2.13.0+cpu", None)
     check_versions(Path("odd-name.whl"), "2.6.0", "2.6.0+cu124")
+
+
+def test_a_macos_wheel_is_named_before_anything_is_read(tmp_path: Path) -> None:
+    name = "torch-2.6.0-cp311-none-macosx_11_0_arm64.whl"
+    with pytest.raises(InspectError, match=r"is a macOS wheel; torchsmith reads Linux"):
+        inspect_wheel(_wheel(tmp_path, name=name))
+    check_platform(Path("torch-2.6.0-cp311-cp311-manylinux_2_28_aarch64.whl"))
