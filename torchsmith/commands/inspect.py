@@ -72,11 +72,13 @@ def summary_table(insp: Inspection) -> Table:
 def library_table(insp: Inspection) -> Table:
     columns = ("library", "size", "GPU code", "SASS", "PTX", "GLIBC", "NEEDED (not bundled)")
     grid = table("libraries", *columns)
+    names = [lib.path.rsplit("/", 1)[-1] for lib in insp.libraries]
     for lib in insp.libraries:
         external = [d.soname for d in lib.needed if d.provider not in ("bundled", "system")]
         gpu = lib.gpu
+        name = lib.path.rsplit("/", 1)[-1]
         cells = (
-            lib.path.rsplit("/", 1)[-1],
+            lib.path if names.count(name) > 1 else name,  # two _C.cpython-….so: say which
             _mib(lib.size),
             _mib(gpu.fatbin_bytes) if gpu else "—",
             " ".join(gpu.sass) if gpu else "",
