@@ -14,6 +14,7 @@ import pytest
 from torchsmith.cli import main
 from torchsmith.doctor.envcheck import check_extensions, check_torch_installs
 from torchsmith.doctor.envprobe import gather, probe_python
+from torchsmith.proc import HOST
 
 REPO = Path(__file__).resolve().parents[2]
 FIXTURES = REPO / "tests" / "fixtures" / "doctor"
@@ -51,22 +52,22 @@ def two_torches(tmp_path: Path) -> dict[str, str]:
 
 
 def test_python_probe_sees_shadowed_torch_and_foreign_ops(two_torches: dict[str, str]) -> None:
-    facts = probe_python(sys.executable, two_torches)
+    facts = probe_python(sys.executable, two_torches, runner=HOST)
     assert facts is not None
     assert [i.version for i in facts.installs[:2]] == ["9.1.0", "8.0.0"]
     assert facts.imported is not None and facts.imported.version == "9.1.0"
-    gathered = gather(two_torches, REPO, None).model_copy(update={"python": facts})
+    gathered = gather(two_torches, REPO, None, runner=HOST).model_copy(update={"python": facts})
     assert check_torch_installs(gathered)[0].id == "torch-shadowed"
     [problem] = check_extensions(gathered)
     assert problem.id == "torchvision-mismatch"
 
 
 def test_probe_of_a_missing_interpreter_is_none() -> None:
-    assert probe_python("/nonexistent/python", dict(os.environ)) is None
+    assert probe_python("/nonexistent/python", dict(os.environ), runner=HOST) is None
 
 
 def test_gather_on_this_machine() -> None:
-    facts = gather(dict(os.environ), REPO, None)
+    facts = gather(dict(os.environ), REPO, None, runner=HOST)
     assert facts.host.cores >= 1
     assert facts.host.disk_free_gib > 0
 
@@ -119,7 +120,7 @@ def test_probe_ignores_a_torch_package_in_the_working_directory(
     _package(tmp_path, "torch", {"__init__.py": f"open({str(canary)!r}, 'w').close()\n"})
     monkeypatch.chdir(tmp_path)
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
-    probe_python(sys.executable, env)
+    probe_python(sys.executable, env, runner=HOST)
     assert not canary.exists()
 
 
@@ -146,12 +147,12 @@ def test_engine_that_does_not_answer_is_named(tmp_path: Path) -> None:
     from tests.resources import require_tool
     from torchsmith.doctor.envprobe import engine_answer
 
-    assert engine_answer("docker", {"PATH": str(tmp_path)})[1] == (
+    assert engine_answer("docker", {"PATH": str(tmp_path)}, runner=HOST)[1] == (
         "cannot run docker: No such file or directory"
     )
     docker = require_tool("docker", "apt-get install docker.io (the client is enough)")
     env = {"PATH": str(Path(docker).parent), "DOCKER_HOST": f"unix://{tmp_path}/none.sock"}
-    answer, why = engine_answer("docker", env)
+    answer, why = engine_answer("docker", env, runner=HOST)
     assert answer is None and why is not None and "Cannot connect to the Docker daemon" in why
 
 

@@ -16,6 +16,7 @@ import pytest
 from tests.resources import require_tool
 from torchsmith.host import HostFacts, select_compiler, select_cuda, select_python
 from torchsmith.host.probe import probe_host
+from torchsmith.proc import HOST
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -23,7 +24,7 @@ REPO = Path(__file__).resolve().parents[2]
 @pytest.fixture(scope="module")
 def facts_and_seconds() -> tuple[HostFacts, float]:
     start = time.monotonic()
-    facts = probe_host(dict(os.environ), REPO)
+    facts = probe_host(dict(os.environ), REPO, runner=HOST)
     return facts, time.monotonic() - start
 
 
@@ -41,7 +42,7 @@ def test_finds_the_build_tools_of_this_machine(facts_and_seconds: tuple[HostFact
 @pytest.mark.network  # nvcc_13: NVIDIA's PyPI wheels, once
 def test_finds_nvcc_13_first_on_path(nvcc_13: Path) -> None:
     env = {**os.environ, "PATH": f"{nvcc_13.parent}{os.pathsep}{os.environ.get('PATH', '')}"}
-    toolkit = select_cuda(probe_host(env, REPO), "13.0")
+    toolkit = select_cuda(probe_host(env, REPO, runner=HOST), "13.0")
     assert toolkit is not None
     assert Path(toolkit.nvcc).is_file() and Path(toolkit.root, "bin", "nvcc").is_file()
 

@@ -13,6 +13,7 @@ import pytest
 from torchsmith.backends.local import LocalExecutor
 from torchsmith.errors import HostError
 from torchsmith.host.pythons import probe_pythons
+from torchsmith.proc import HOST
 from torchsmith.steps.preflight import plan_python, resolve_python
 
 FAIL = Path(__file__).resolve().parents[1] / "fixtures" / "host" / "pyenv-shim-fail.txt"
@@ -45,7 +46,7 @@ def _failing(tmp_path: Path) -> dict[str, str]:
 
 
 def test_host_probe_records_the_interpreter_a_shim_runs(tmp_path: Path) -> None:
-    found, _warnings = probe_pythons(_working(tmp_path), system_dirs=())
+    found, _warnings = probe_pythons(_working(tmp_path), runner=HOST, system_dirs=())
     paths = {p.path: p.version for p in found}
     assert str(tmp_path / "bin" / NAME) not in paths
     assert paths[sys.executable].startswith(VERSION)

@@ -72,7 +72,7 @@ def test_debian_toolkit_laid_out_as_a_standard_root(toolkit: ToolkitRecord) -> N
 
 def test_nvcc_118_with_gcc11_builds_sm86_and_sm90(toolkit: ToolkitRecord, tmp_path: Path) -> None:
     env = dict(os.environ)
-    compilers, _ = probe_compilers(env)
+    compilers, _ = probe_compilers(env, runner=HOST)
     host = HostFacts(compilers=compilers, tools=TOOLS)
     plan, compiler = planned(host, torch="1.13.1", accelerator="11.8", gpus=("8.6", "9.0"))
     assert plan.compiler.value == "gcc-11" and plan.toolkit.value == "apt"

@@ -29,7 +29,7 @@ def test_add_one_extension_runs_on_the_gpu(tmp_path: Path) -> None:
     torch = require_module("torch", "pip install a CUDA torch into this interpreter")
     require(torch.cuda.is_available(), "a visible CUDA GPU", "run with -m gpu on the GPU machine")
     env = dict(os.environ)
-    host = probe_host(env, tmp_path)
+    host = probe_host(env, tmp_path, runner=HOST)
     cuda = ".".join(str(torch.version.cuda).split(".")[:2])
     name, reason = select_toolkit(cuda, host)
     print(f"toolkit: {name}: {reason}")

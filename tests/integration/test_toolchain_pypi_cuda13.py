@@ -105,7 +105,7 @@ def test_extension_for_sm90_built_with_pypi_nvcc(
     toolkit: ToolkitRecord, torch_python: Path, tmp_path: Path
 ) -> None:
     env = dict(os.environ)
-    compilers, _warnings = probe_compilers(env)
+    compilers, _warnings = probe_compilers(env, runner=HOST)
     plan, compiler = planned(
         HostFacts(compilers=compilers), torch="2.14.1", accelerator="13.0", gpus=("9.0",)
     )

@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from torchsmith import proc
 from torchsmith.host import _run, compilers, cuda, libs, pythons, system, tools
 from torchsmith.host.model import Compiler
 
@@ -30,7 +31,9 @@ def exe(path: Path, body: str = "") -> Path:
 def fake_query(monkeypatch: pytest.MonkeyPatch, module: Any, answer: Answer) -> list[list[str]]:
     calls: list[list[str]] = []
 
-    def query(argv: Sequence[Any], env: Mapping[str, str], timeout: float = 10) -> str:
+    def query(
+        argv: Sequence[Any], env: Mapping[str, str], runner: object, timeout: float = 10
+    ) -> str:
         args = [str(a) for a in argv]
         calls.append(args)
         return answer(args)
@@ -73,15 +76,15 @@ def test_query_turns_every_failure_into_probe_error(
             raise outcome
         return outcome
 
-    monkeypatch.setattr(_run, "capture", capture)
+    monkeypatch.setattr(proc, "capture", capture)
     with pytest.raises(_run.ProbeError, match=message):
-        _run.query(["x"], {})
+        _run.query(["x"], {}, runner=proc.HOST)
 
 
 def test_query_returns_stdout_then_stderr(monkeypatch: pytest.MonkeyPatch) -> None:
     done = subprocess.CompletedProcess(["x"], 0, "out\n", "err\n")
-    monkeypatch.setattr(_run, "capture", lambda *a, **k: done)
-    assert _run.query(["x"], {}) == "out\nerr\n"
+    monkeypatch.setattr(proc, "capture", lambda *a, **k: done)
+    assert _run.query(["x"], {}, runner=proc.HOST) == "out\nerr\n"
 
 
 def test_parallel_keeps_order() -> None:
@@ -125,7 +128,7 @@ def test_cxx_name() -> None:
 def test_probe_compiler_reads_gcc_versions(monkeypatch: pytest.MonkeyPatch) -> None:
     fake_query(monkeypatch, compilers, lambda args: (HOST / "gcc-dumpfullversion.txt").read_text())
     cand = compilers.CompilerCandidate("gcc", Path("/usr/bin/gcc"), Path("/usr/bin/g++"))
-    assert compilers.probe_compiler(cand, {}) == (
+    assert compilers.probe_compiler(cand, {}, runner=proc.HOST) == (
         Compiler(family="gcc", version="12.2.0", cc="/usr/bin/gcc", cxx="/usr/bin/g++"),
         [],
     )
@@ -138,7 +141,7 @@ def test_probe_compiler_drops_a_mismatched_cxx(monkeypatch: pytest.MonkeyPatch) 
     }
     fake_query(monkeypatch, compilers, lambda args: answers[args[0]].read_text())
     cand = compilers.CompilerCandidate("gcc", Path("/usr/bin/gcc"), Path("/usr/bin/g++"))
-    compiler, warnings = compilers.probe_compiler(cand, {})
+    compiler, warnings = compilers.probe_compiler(cand, {}, runner=proc.HOST)
     assert compiler is not None and compiler.cxx is None
     assert warnings == ["/usr/bin/g++ is version 13.3.0 but /usr/bin/gcc is 12.2.0: ignored"]
 
@@ -146,7 +149,7 @@ def test_probe_compiler_drops_a_mismatched_cxx(monkeypatch: pytest.MonkeyPatch) 
 def test_probe_compiler_garbage_is_a_warning(monkeypatch: pytest.MonkeyPatch) -> None:
     fake_query(monkeypatch, compilers, lambda args: (HOST / "pyenv-shim-fail.txt").read_text())
     cand = compilers.CompilerCandidate("clang", Path("/usr/bin/clang"), None)
-    compiler, warnings = compilers.probe_compiler(cand, {})
+    compiler, warnings = compilers.probe_compiler(cand, {}, runner=proc.HOST)
     assert compiler is None
     assert warnings[0].startswith("/usr/bin/clang: cannot read a version")
 
@@ -182,7 +185,7 @@ def test_nvcc_wrapper_on_path_is_followed(monkeypatch: pytest.MonkeyPatch, tmp_p
         return (HOST / name).read_text()
 
     calls = fake_query(monkeypatch, cuda, answer)
-    toolkit = cuda.probe_toolkit(cand, env)
+    toolkit = cuda.probe_toolkit(cand, env, runner=proc.HOST)
     assert toolkit.version == "13.0"
     assert toolkit.nvcc == os.path.realpath("/usr/local/cuda-13.0/bin/nvcc")
     assert calls[1] == [toolkit.nvcc, "--version"]
@@ -191,7 +194,7 @@ def test_nvcc_wrapper_on_path_is_followed(monkeypatch: pytest.MonkeyPatch, tmp_p
 def test_broken_nvcc_is_a_warning(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     exe(tmp_path / "usr/local/cuda-12.4/bin/nvcc")
     fake_query(monkeypatch, cuda, failing("`nvcc --version` exited with status 1: bad"))
-    toolkits, warnings = cuda.probe_toolkits({"PATH": ""}, root=tmp_path)
+    toolkits, warnings = cuda.probe_toolkits({"PATH": ""}, runner=proc.HOST, root=tmp_path)
     assert toolkits == []
     assert "`nvcc --version` exited with status 1: bad" in warnings
 
@@ -243,7 +246,7 @@ def test_system_files(tmp_path: Path) -> None:
 
 
 def test_probe_system_without_files_warns(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    facts = system.probe_system({}, tmp_path, root=tmp_path)
+    facts = system.probe_system({}, tmp_path, runner=proc.HOST, root=tmp_path)
     assert facts.os_id == "" and facts.ram_gib == 0.0
     assert "no /etc/os-release: OS unknown" in facts.warnings
     assert facts.cores >= 1
@@ -272,7 +275,9 @@ def test_probe_pythons_reads_versions(monkeypatch: pytest.MonkeyPatch, tmp_path:
     exe(tmp_path / "bin/python3.6")
     answers = {"python3": "python3-version.txt", "python3.6": "pyenv-shim-fail.txt"}
     fake_query(monkeypatch, pythons, lambda args: (HOST / answers[Path(args[0]).name]).read_text())
-    found, warnings = pythons.probe_pythons({"PATH": str(tmp_path / "bin")}, system_dirs=[])
+    found, warnings = pythons.probe_pythons(
+        {"PATH": str(tmp_path / "bin")}, runner=proc.HOST, system_dirs=[]
+    )
     assert [(Path(p.path).name, p.version, p.minor) for p in found] == [
         ("python3", "3.11.7", "3.11")
     ]
@@ -291,7 +296,7 @@ def test_probe_tools(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
         return answers[name].read_text()
 
     fake_query(monkeypatch, tools, answer)
-    found, warnings = tools.probe_tools({"PATH": str(tmp_path)})
+    found, warnings = tools.probe_tools({"PATH": str(tmp_path)}, runner=proc.HOST)
     assert {n: t.version for n, t in found.items()} == {
         "cmake": "3.25.1",
         "ninja": "1.11.1",
@@ -312,7 +317,7 @@ def test_docker_without_a_daemon_is_said(monkeypatch: pytest.MonkeyPatch, tmp_pa
         return (HOST / "docker-version.txt").read_text()
 
     fake_query(monkeypatch, tools, answer)
-    found, warnings = tools.probe_tools({"PATH": str(tmp_path)}, ("docker",))
+    found, warnings = tools.probe_tools({"PATH": str(tmp_path)}, proc.HOST, ("docker",))
     assert found["docker"].version == "28.2.2"
     [warning] = warnings
     assert warning.startswith("docker 28.2.2 is installed, but its daemon does not answer")

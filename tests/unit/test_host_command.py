@@ -8,10 +8,11 @@ from typing import Any
 
 import pytest
 
-from torchsmith import cli
+from torchsmith import cli, proc
 from torchsmith.commands import host as host_cmd
-from torchsmith.host import HostFacts, _run
+from torchsmith.host import HostFacts
 from torchsmith.host.probe import probe_host
+from torchsmith.proc import HOST
 
 DEV = Path(__file__).resolve().parents[1] / "fixtures" / "device-h100"
 
@@ -24,7 +25,7 @@ def cannot_run(*args: Any, **kwargs: Any) -> Any:
 def device_host(monkeypatch: pytest.MonkeyPatch) -> HostFacts:
     facts = HostFacts.model_validate_json((DEV / "torchsmith-host.json").read_text())
     facts = facts.model_copy(update={"warnings": ["[odd] cmake: cannot read a version"]})
-    monkeypatch.setattr(host_cmd, "probe_host", lambda env, disk_path: facts)
+    monkeypatch.setattr(host_cmd, "probe_host", lambda env, disk_path, runner: facts)
     return facts
 
 
@@ -48,13 +49,13 @@ def test_host_tables(device_host: HostFacts, capsys: pytest.CaptureFixture[str])
 def test_probe_host_never_crashes(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     """Every command fails (as if nothing could run): facts from files, warnings, no crash."""
 
-    monkeypatch.setattr(_run, "capture", cannot_run)
+    monkeypatch.setattr(proc, "capture", cannot_run)
     bin_ = tmp_path / "bin"
     for name in ("gcc", "cmake", "nvcc", "python3"):
         (bin_ / name).parent.mkdir(exist_ok=True)
         (bin_ / name).write_text("")
         (bin_ / name).chmod(0o755)
-    facts = probe_host({"PATH": str(bin_)}, tmp_path)
+    facts = probe_host({"PATH": str(bin_)}, tmp_path, runner=HOST)
     assert facts.cores >= 1
     assert facts.disk_path == str(tmp_path)
     assert facts.tools["cmake"].version is None
@@ -63,11 +64,11 @@ def test_probe_host_never_crashes(monkeypatch: pytest.MonkeyPatch, tmp_path: Pat
 
 
 def test_probe_host_survives_a_probe_bug(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    def broken(env: Any) -> Any:
+    def broken(env: Any, runner: Any) -> Any:
         raise ValueError("a bug")
 
     monkeypatch.setattr("torchsmith.host.probe.probe_compilers", broken)
-    monkeypatch.setattr(_run, "capture", cannot_run)
-    facts = probe_host({"PATH": ""}, tmp_path)
+    monkeypatch.setattr(proc, "capture", cannot_run)
+    facts = probe_host({"PATH": ""}, tmp_path, runner=HOST)
     assert facts.compilers == []
     assert "compilers probe failed: ValueError: a bug" in facts.warnings

@@ -13,6 +13,7 @@ import pytest
 from torchsmith.host import gpus, parse_gpu
 from torchsmith.host._run import ProbeError
 from torchsmith.host.parse_gpu import GpuReport, RawGpu
+from torchsmith.proc import HOST
 
 DEV = Path(__file__).resolve().parents[1] / "fixtures" / "device-h100"
 H100 = "NVIDIA H100 80GB HBM3"
@@ -90,7 +91,9 @@ class _FakeSmi:
         self.fail_query_gpu = fail_query_gpu
         self.calls: list[list[str]] = []
 
-    def __call__(self, argv: Sequence[Any], env: Mapping[str, str], timeout: float = 10) -> str:
+    def __call__(
+        self, argv: Sequence[Any], env: Mapping[str, str], runner: object, timeout: float = 10
+    ) -> str:
         args = [str(a) for a in argv]
         self.calls.append(args)
         if args[1:] == ["-q"]:
@@ -116,7 +119,7 @@ def test_fallback_to_nvidia_smi_query(monkeypatch: pytest.MonkeyPatch, tmp_path:
     fake = _FakeSmi()
     monkeypatch.setattr(gpus, "probe_nvml", _no_nvml(ProbeError("NVML failed: Unknown Error")))
     monkeypatch.setattr(gpus, "query", fake)
-    report = gpus.probe_gpu_report({"PATH": str(tmp_path)})
+    report = gpus.probe_gpu_report({"PATH": str(tmp_path)}, runner=HOST)
     assert report.gpus[0].compute_capability == "9.0"
     assert report.driver_cuda == "13.0"
     assert report.warnings == ("NVML failed: Unknown Error",)
@@ -129,7 +132,7 @@ def test_fallback_to_nvidia_smi_q(monkeypatch: pytest.MonkeyPatch, tmp_path: Pat
     smi.chmod(0o755)
     monkeypatch.setattr(gpus, "probe_nvml", _no_nvml(gpus.NoDriverError("NVML: not loaded")))
     monkeypatch.setattr(gpus, "query", _FakeSmi(fail_query_gpu=True))
-    report = gpus.probe_gpu_report({"PATH": str(tmp_path)})
+    report = gpus.probe_gpu_report({"PATH": str(tmp_path)}, runner=HOST)
     assert report.gpus[0].name == H100
     assert report.driver_version == "580.159.04"
     assert report.warnings == ()  # no driver through NVML is not worth a warning
@@ -137,7 +140,7 @@ def test_fallback_to_nvidia_smi_q(monkeypatch: pytest.MonkeyPatch, tmp_path: Pat
 
 def test_no_driver_and_no_nvidia_smi_is_silent(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(gpus, "probe_nvml", _no_nvml(gpus.NoDriverError("NVML: no library")))
-    assert gpus.probe_gpu_report({"PATH": ""}) == GpuReport()
+    assert gpus.probe_gpu_report({"PATH": ""}, runner=HOST) == GpuReport()
 
 
 def test_probe_nvml_without_a_driver_here() -> None:

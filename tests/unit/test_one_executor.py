@@ -20,8 +20,6 @@ PROC_CALLS = {"run", "capture"}
 OS_CALLS = {"system", "popen"}
 
 REMAINING: dict[str, int] = {
-    "doctor/envprobe.py": 1,  # doctor --env's probes of a Python: the doctor work under way
-    "host/_run.py": 1,  # the host probes' query(): a runner through probe_host and its probes
     "publish/oci.py": 1,  # skopeo with an inherited auth fd (pass_fds): the security work
 }
 """module (relative to torchsmith/) -> direct calls it still makes (issue 22 item 4)."""

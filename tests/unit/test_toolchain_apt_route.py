@@ -122,7 +122,7 @@ def test_host_codename_read_from_os_release(tmp_path: Path, fixture: str, codena
 def test_probed_system_facts_carry_the_codename(tmp_path: Path) -> None:
     (tmp_path / "etc").mkdir()
     (tmp_path / "etc" / "os-release").write_text((FIX / "host/os-release-debian12").read_text())
-    facts = system.probe_system({}, tmp_path, root=tmp_path)
+    facts = system.probe_system({}, tmp_path, runner=HOST, root=tmp_path)
     assert (facts.os_id, facts.os_version, facts.os_codename) == ("debian", "12", "bookworm")
 
 

@@ -31,6 +31,7 @@ from torchsmith.doctor.envprobe import gather, gather_plan
 from torchsmith.doctor.plancheck import PlanNeeds, check_plan
 from torchsmith.doctor.ruledb import load_rules
 from torchsmith.errors import TorchsmithError, UsageError
+from torchsmith.proc import HOST
 from torchsmith.verify.expect import load_plan
 
 EXIT_OK, EXIT_CAUSE, EXIT_UNKNOWN, EXIT_WARNINGS = 0, 20, 21, 22
@@ -175,7 +176,7 @@ def _check_env(args: argparse.Namespace) -> tuple[int, dict[str, Any]]:
     needs = _plan_needs(args.manifest)
     env = dict(os.environ)
     compiler = needs.compiler if needs and not needs.in_container else None
-    facts = gather(env, Path(args.disk), args.python, context.get("cuda"), compiler)
+    facts = gather(env, Path(args.disk), args.python, context.get("cuda"), compiler, runner=HOST)
     if args.python and facts.python is None:
         raise UsageError(
             f"--python {args.python}: it cannot be run as a Python interpreter, so no torch "
@@ -187,7 +188,7 @@ def _check_env(args: argparse.Namespace) -> tuple[int, dict[str, Any]]:
         kb: kbmod.KnowledgeBase | None = kbmod.load()
     except TorchsmithError:
         kb = None
-    plan = gather_plan(needs, env) if needs else None
+    plan = gather_plan(needs, env, HOST) if needs else None
     problems = check_all(facts, kb, in_container=bool(needs and needs.in_container))
     if plan is not None:
         problems = sorted(

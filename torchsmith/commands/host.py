@@ -14,6 +14,7 @@ from rich.table import Table
 from torchsmith.console import out, print_json, print_table, shown, table
 from torchsmith.host import HostFacts
 from torchsmith.host.probe import probe_host
+from torchsmith.proc import HOST
 
 
 def _table(title: str, columns: tuple[str, ...], rows: Sequence[tuple[str, ...]]) -> Table:
@@ -59,7 +60,7 @@ def _tables(host: HostFacts) -> list[Table]:
 
 
 def _host(args: argparse.Namespace) -> int:
-    host = probe_host(dict(os.environ), Path(args.disk_path))
+    host = probe_host(dict(os.environ), Path(args.disk_path), HOST)
     if args.json:
         print_json(host.model_dump(mode="json"))
         return 0

@@ -12,6 +12,7 @@ from torchsmith.errors import Problem, SpecError
 from torchsmith.host import load as host_load
 from torchsmith.host.model import HostFacts
 from torchsmith.planner.support import PIPELINE
+from torchsmith.proc import HOST
 from torchsmith.spec import (
     Backend,
     CacheKind,
@@ -35,7 +36,7 @@ def _csv(values: list[str] | None) -> tuple[str, ...] | None:
 
 def load_host(args: argparse.Namespace) -> HostFacts:
     """The facts a command plans against: ``--host-facts FILE`` (recorded), else a probe here."""
-    return host_load.load_host(getattr(args, "host_facts", None), os.environ, Path.cwd())
+    return host_load.load_host(getattr(args, "host_facts", None), os.environ, Path.cwd(), HOST)
 
 
 def add_spec_arguments(parser: argparse.ArgumentParser) -> None:

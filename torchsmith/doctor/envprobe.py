@@ -2,7 +2,7 @@
 
 Host facts come from :func:`torchsmith.host.probe.probe_host` when that module is present, else
 from a minimal probe of our own. The Python side runs one small script in the chosen interpreter
-(through :func:`torchsmith.proc.capture`) that lists every torch on its sys.path, imports torch
+(through the runner the command passes in) that lists every torch on its sys.path, imports torch
 and the companion libraries, and reports back as JSON. Probing never raises for a missing tool:
 what cannot be learned stays unknown.
 """
@@ -26,7 +26,7 @@ from torchsmith.doctor.envcheck import EnvFacts, PythonFacts
 from torchsmith.doctor.plancheck import PlanFacts, PlanNeeds
 from torchsmith.host.model import Compiler, CudaToolkit, HostFacts
 from torchsmith.interpreter import invocable
-from torchsmith.proc import capture
+from torchsmith.runner import Runner
 
 _PY_SCRIPT = r"""
 import json, os, sys, warnings
@@ -69,35 +69,35 @@ print(json.dumps(out))
 """
 
 
-def probe_python(python: str, env: Mapping[str, str]) -> PythonFacts | None:
+def probe_python(python: str, env: Mapping[str, str], runner: Runner) -> PythonFacts | None:
     """Run the probe script in ``python``; None when it cannot run or says nothing useful.
     It runs in an empty temporary directory: ``python -c`` puts the working directory first on
     sys.path, so a ``torch/`` there would be imported instead of the installed one."""
     try:
         with tempfile.TemporaryDirectory(prefix="torchsmith-envprobe-") as empty:
             argv = [invocable(python), "-c", _PY_SCRIPT]
-            done = capture(argv, env=env, cwd=Path(empty), timeout=120)
+            done = runner.capture(argv, env=env, cwd=Path(empty), timeout=120)
         data = json.loads(done.stdout.strip().splitlines()[-1])
         return PythonFacts.model_validate(data)
     except (OSError, subprocess.TimeoutExpired, IndexError, ValueError, ValidationError):
         return None
 
 
-def probe_host_facts(env: Mapping[str, str], disk_path: Path) -> HostFacts:
+def probe_host_facts(env: Mapping[str, str], disk_path: Path, runner: Runner) -> HostFacts:
     """The host module's full probe when it exists, else a minimal one."""
     try:
         module: Any = importlib.import_module("torchsmith.host.probe")
-        facts = module.probe_host(env, disk_path)
+        facts = module.probe_host(env, disk_path, runner)
         if isinstance(facts, HostFacts):
             return facts
     except ImportError:
         pass
-    return minimal_host(env, disk_path)
+    return minimal_host(env, disk_path, runner)
 
 
-def minimal_host(env: Mapping[str, str], disk_path: Path) -> HostFacts:
+def minimal_host(env: Mapping[str, str], disk_path: Path, runner: Runner) -> HostFacts:
     """Cores, RAM, free disk, the default gcc, the nvcc on PATH and the driver's CUDA level."""
-    smi = _output(["nvidia-smi"], env)
+    smi = _output(["nvidia-smi"], env, runner)
     driver = re.search(r"Driver Version:\s*([\d.]+)", smi)
     driver_cuda = re.search(r"CUDA Version:\s*([\d.]+)", smi)
     return HostFacts(
@@ -105,16 +105,16 @@ def minimal_host(env: Mapping[str, str], disk_path: Path) -> HostFacts:
         ram_gib=_ram_gib(),
         disk_free_gib=shutil.disk_usage(disk_path).free / 2**30 if disk_path.exists() else 0.0,
         disk_path=str(disk_path),
-        compilers=_gcc(env),
-        cuda_toolkits=_nvcc(env),
+        compilers=_gcc(env, runner),
+        cuda_toolkits=_nvcc(env, runner),
         driver_version=driver.group(1) if driver else None,
         driver_cuda=driver_cuda.group(1) if driver_cuda else None,
     )
 
 
-def _output(argv: list[str], env: Mapping[str, str]) -> str:
+def _output(argv: list[str], env: Mapping[str, str], runner: Runner) -> str:
     try:
-        done = capture(argv, env=env, timeout=30)
+        done = runner.capture(argv, env=env, timeout=30)
     except (OSError, subprocess.TimeoutExpired):
         return ""
     return done.stdout + done.stderr if done.returncode == 0 else ""
@@ -129,8 +129,8 @@ def _ram_gib() -> float:
     return int(match.group(1)) / 2**20 if match else 0.0
 
 
-def _gcc(env: Mapping[str, str]) -> list[Compiler]:
-    version = _output(["gcc", "-dumpfullversion", "-dumpversion"], env).strip()
+def _gcc(env: Mapping[str, str], runner: Runner) -> list[Compiler]:
+    version = _output(["gcc", "-dumpfullversion", "-dumpversion"], env, runner).strip()
     cc = shutil.which("gcc", path=env.get("PATH"))
     if not version or not cc:
         return []
@@ -138,11 +138,11 @@ def _gcc(env: Mapping[str, str]) -> list[Compiler]:
     return [Compiler(family="gcc", version=version, cc=cc, cxx=cxx)]
 
 
-def _nvcc(env: Mapping[str, str]) -> list[CudaToolkit]:
+def _nvcc(env: Mapping[str, str], runner: Runner) -> list[CudaToolkit]:
     nvcc = shutil.which("nvcc", path=env.get("PATH"))
     if not nvcc:
         return []
-    found = re.search(r"release (\d+\.\d+)", _output([nvcc, "--version"], env))
+    found = re.search(r"release (\d+\.\d+)", _output([nvcc, "--version"], env, runner))
     if not found:
         return []
     root = str(Path(nvcc).resolve().parent.parent)
@@ -170,6 +170,8 @@ def gather(
     python: str | None,
     target_cuda: str | None = None,
     compiler: str | None = None,
+    *,
+    runner: Runner,
 ) -> EnvFacts:
     """Every fact ``torchsmith doctor --env`` checks. ``env`` is the build's environment."""
     path = tuple(p for p in env.get("PATH", "").split(os.pathsep) if p)
@@ -182,14 +184,14 @@ def gather(
         compiler=compiler,
         disk_path_problem=problem,
         disk_path_creatable=creatable,
-        host=probe_host_facts(env, disk_path),
+        host=probe_host_facts(env, disk_path, runner),
         path=path,
         ld_library_path=ld,
         cuda_home=home,
         realpaths={p: os.path.realpath(p) for p in named if "cuda" in p},
         max_jobs=int(jobs) if jobs.isdigit() else None,
         target_cuda=target_cuda,
-        python=probe_python(python, env) if python else None,
+        python=probe_python(python, env, runner) if python else None,
     )
 
 
@@ -208,13 +210,15 @@ _LIB_FILES = {"mkl": "libmkl_rt.so", "magma": "libmagma.so"}
 _LIB_ENV = {"mkl": ("MKLROOT", "CONDA_PREFIX"), "magma": ("MAGMA_HOME", "CONDA_PREFIX")}
 
 
-def engine_answer(backend: str, env: Mapping[str, str]) -> tuple[str | None, str | None]:
+def engine_answer(
+    backend: str, env: Mapping[str, str], runner: Runner
+) -> tuple[str | None, str | None]:
     """(the engine's answer, or None and why it gave none)."""
     argv = _ENGINE_QUERY.get(backend)
     if argv is None:
         return None, f"no way known to ask {backend}"
     try:
-        done = capture(argv, env=env, timeout=30)
+        done = runner.capture(argv, env=env, timeout=30)
     except (OSError, subprocess.TimeoutExpired) as exc:
         return None, f"cannot run {argv[0]}: {getattr(exc, 'strerror', None) or exc}"
     text = done.stdout.strip()
@@ -233,11 +237,13 @@ def find_library(name: str, env: Mapping[str, str], ldconfig_text: str) -> str |
     return next((f"{root}/{file}" for root in roots if Path(root, file).exists()), None)
 
 
-def gather_plan(needs: PlanNeeds, env: Mapping[str, str]) -> PlanFacts:
+def gather_plan(needs: PlanNeeds, env: Mapping[str, str], runner: Runner) -> PlanFacts:
     """The facts plancheck judges: the engine's answer and the math libraries found."""
-    answer, error = engine_answer(needs.backend, env) if needs.in_container else (None, None)
+    answer, error = (
+        engine_answer(needs.backend, env, runner) if needs.in_container else (None, None)
+    )
     wanted = [n for n in ("mkl", "magma") if getattr(needs, n)] if not needs.in_container else []
     ldconfig_path = shutil.which("ldconfig", path=f"{env.get('PATH', '')}:/usr/sbin:/sbin")
-    ldconfig = _output([ldconfig_path or "ldconfig", "-p"], env) if wanted else ""
+    ldconfig = _output([ldconfig_path or "ldconfig", "-p"], env, runner) if wanted else ""
     found = {n: where for n in wanted if (where := find_library(n, env, ldconfig))}
     return PlanFacts(needs=needs, engine_answer=answer, engine_error=error, libraries=found)

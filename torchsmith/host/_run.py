@@ -1,4 +1,4 @@
-"""The thin layer between host probes and :mod:`torchsmith.proc`: run a short query command,
+"""The thin layer between host probes and the runner they are given: run a short query command,
 turn every way it can fail into :class:`ProbeError` (which probes turn into warnings), and run
 many queries at once."""
 
@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TypeVar
 
 from torchsmith.errors import HostError
-from torchsmith.proc import capture
+from torchsmith.runner import Runner
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -26,12 +26,15 @@ class ProbeError(HostError):
 
 
 def query(
-    argv: Sequence[str | Path], env: Mapping[str, str], timeout: float = DEFAULT_TIMEOUT
+    argv: Sequence[str | Path],
+    env: Mapping[str, str],
+    runner: Runner,
+    timeout: float = DEFAULT_TIMEOUT,
 ) -> str:
     """stdout followed by stderr of ``argv``; :class:`ProbeError` unless it exits with 0."""
     args = [str(a) for a in argv]
     try:
-        done = capture(args, env=env, timeout=timeout)
+        done = runner.capture(args, env=env, timeout=timeout)
     except subprocess.TimeoutExpired as exc:
         raise ProbeError(f"`{shlex.join(args)}` gave no answer within {timeout:g} s") from exc
     except OSError as exc:

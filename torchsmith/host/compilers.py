@@ -12,6 +12,7 @@ from pathlib import Path
 from torchsmith.host import parse
 from torchsmith.host._run import ProbeError, parallel, query, which
 from torchsmith.host.model import Compiler, Family
+from torchsmith.runner import Runner
 
 GCC_MAJORS = range(15, 4, -1)
 CLANG_MAJORS = range(21, 5, -1)
@@ -69,12 +70,12 @@ def compiler_candidates(
     return list(found.values())
 
 
-def compiler_version(family: Family, path: Path, env: Mapping[str, str]) -> str:
+def compiler_version(family: Family, path: Path, env: Mapping[str, str], runner: Runner) -> str:
     if family == "gcc":
-        text = query([path, "-dumpfullversion", "-dumpversion"], env)
+        text = query([path, "-dumpfullversion", "-dumpversion"], env, runner)
         version = parse.parse_gcc_dumpversion(text)
     else:
-        text = query([path, "--version"], env)
+        text = query([path, "--version"], env, runner)
         version = parse.parse_clang_version(text)
     if version is None:
         raise ProbeError(f"{path}: cannot read a version from {text.strip()[:80]!r}")
@@ -82,13 +83,13 @@ def compiler_version(family: Family, path: Path, env: Mapping[str, str]) -> str:
 
 
 def _cxx_pair(
-    cand: CompilerCandidate, version: str, env: Mapping[str, str]
+    cand: CompilerCandidate, version: str, env: Mapping[str, str], runner: Runner
 ) -> tuple[Path | None, list[str]]:
     """The C++ compiler beside ``cand.cc``, if it is the same version."""
     if cand.cxx is None:
         return None, []
     try:
-        cxx_version = compiler_version(cand.family, cand.cxx, env)
+        cxx_version = compiler_version(cand.family, cand.cxx, env, runner)
     except ProbeError as exc:
         return None, [exc.message]
     if cxx_version != version:
@@ -97,18 +98,18 @@ def _cxx_pair(
 
 
 def probe_compiler(
-    cand: CompilerCandidate, env: Mapping[str, str]
+    cand: CompilerCandidate, env: Mapping[str, str], runner: Runner
 ) -> tuple[Compiler | None, list[str]]:
     try:
-        version = compiler_version(cand.family, cand.cc, env)
+        version = compiler_version(cand.family, cand.cc, env, runner)
     except ProbeError as exc:
         return None, [exc.message]
-    cxx, warnings = _cxx_pair(cand, version, env)
+    cxx, warnings = _cxx_pair(cand, version, env, runner)
     cxx_path = str(cxx) if cxx is not None else None
     return Compiler(family=cand.family, version=version, cc=str(cand.cc), cxx=cxx_path), warnings
 
 
-def probe_compilers(env: Mapping[str, str]) -> tuple[list[Compiler], list[str]]:
-    results = parallel(lambda c: probe_compiler(c, env), compiler_candidates(env))
+def probe_compilers(env: Mapping[str, str], runner: Runner) -> tuple[list[Compiler], list[str]]:
+    results = parallel(lambda c: probe_compiler(c, env, runner), compiler_candidates(env))
     compilers = [c for c, _ in results if c is not None]
     return compilers, [w for _, warns in results for w in warns]

@@ -15,6 +15,7 @@ from packaging.version import InvalidVersion, Version
 from torchsmith.host import parse
 from torchsmith.host._run import ProbeError, parallel, query, which
 from torchsmith.host.model import CudaToolkit
+from torchsmith.runner import Runner
 
 DEBIAN_ROOT = Path("/usr/lib/nvidia-cuda-toolkit")
 PIP_LAYOUTS = ("nvidia/cu13", "nvidia/cu12", "nvidia/cuda_nvcc")
@@ -96,19 +97,19 @@ def toolkit_candidates(
     ]
 
 
-def _unwrap(cand: ToolkitCandidate, env: Mapping[str, str]) -> ToolkitCandidate:
+def _unwrap(cand: ToolkitCandidate, env: Mapping[str, str], runner: Runner) -> ToolkitCandidate:
     """A wrapper script on PATH → the toolkit it runs (from ``nvcc -dryrun``'s _HERE_)."""
-    here = parse.parse_nvcc_dryrun_bin(query([cand.nvcc, *_DRYRUN], env))
+    here = parse.parse_nvcc_dryrun_bin(query([cand.nvcc, *_DRYRUN], env, runner))
     if here is None:
         raise ProbeError(f"{cand.nvcc} is a script and `nvcc -dryrun` did not say where nvcc is")
     real = Path(os.path.realpath(Path(here) / "nvcc"))
     return replace(cand, root=real.parent.parent, nvcc=real, wrapper=False)
 
 
-def probe_toolkit(cand: ToolkitCandidate, env: Mapping[str, str]) -> CudaToolkit:
+def probe_toolkit(cand: ToolkitCandidate, env: Mapping[str, str], runner: Runner) -> CudaToolkit:
     if cand.wrapper:
-        cand = _unwrap(cand, env)
-    text = query([cand.nvcc, "--version"], env)
+        cand = _unwrap(cand, env, runner)
+    text = query([cand.nvcc, "--version"], env, runner)
     found = parse.parse_nvcc_version(text)
     if found is None:
         raise ProbeError(f"{cand.nvcc}: cannot read a version from `nvcc --version`")
@@ -129,19 +130,19 @@ def _present(cands: Iterable[ToolkitCandidate], warnings: list[str]) -> list[Too
     return list(seen.values())
 
 
-def _attempt(cand: ToolkitCandidate, env: Mapping[str, str]) -> CudaToolkit | str:
+def _attempt(cand: ToolkitCandidate, env: Mapping[str, str], runner: Runner) -> CudaToolkit | str:
     try:
-        return probe_toolkit(cand, env)
+        return probe_toolkit(cand, env, runner)
     except ProbeError as exc:
         return exc.message
 
 
 def probe_toolkits(
-    env: Mapping[str, str], root: Path = Path("/")
+    env: Mapping[str, str], runner: Runner, root: Path = Path("/")
 ) -> tuple[list[CudaToolkit], list[str]]:
     warnings: list[str] = []
     cands = _present(toolkit_candidates(env, root), warnings)
-    results = parallel(lambda c: _attempt(c, env), cands)
+    results = parallel(lambda c: _attempt(c, env, runner), cands)
     toolkits: dict[str, CudaToolkit] = {}
     for item in results:
         if isinstance(item, str):

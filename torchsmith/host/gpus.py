@@ -13,6 +13,7 @@ from torchsmith.host import parse_gpu
 from torchsmith.host._run import ProbeError, query, which
 from torchsmith.host.model import GpuInfo
 from torchsmith.host.parse_gpu import GpuReport, RawGpu
+from torchsmith.runner import Runner
 
 # NVML return codes that mean "no NVIDIA driver here" rather than "something is broken".
 _NVML_ABSENT = {9, 12}  # NVML_ERROR_DRIVER_NOT_LOADED, NVML_ERROR_LIBRARY_NOT_FOUND
@@ -63,14 +64,15 @@ def probe_nvml() -> GpuReport:
         raise ProbeError(f"NVML failed: {exc}") from exc
 
 
-def probe_smi(smi: str, env: Mapping[str, str]) -> GpuReport:
+def probe_smi(smi: str, env: Mapping[str, str], runner: Runner) -> GpuReport:
     """``nvidia-smi --query-gpu`` (+ its table for the CUDA version); ``-q`` if that fails."""
     fields = ",".join(parse_gpu.QUERY_FIELDS)
     try:
-        report = parse_gpu.parse_smi_csv(query([smi, f"--query-gpu={fields}", "--format=csv"], env))
+        argv = [smi, f"--query-gpu={fields}", "--format=csv"]
+        report = parse_gpu.parse_smi_csv(query(argv, env, runner))
     except ProbeError:
-        return parse_gpu.parse_smi_q(query([smi, "-q"], env))
-    head = parse_gpu.parse_smi_header(query([smi], env))
+        return parse_gpu.parse_smi_q(query([smi, "-q"], env, runner))
+    head = parse_gpu.parse_smi_header(query([smi], env, runner))
     return replace(
         report,
         driver_cuda=head.driver_cuda,
@@ -112,7 +114,7 @@ def to_gpu_infos(report: GpuReport) -> tuple[list[GpuInfo], list[str]]:
     return gpus, warnings
 
 
-def probe_gpu_report(env: Mapping[str, str]) -> GpuReport:
+def probe_gpu_report(env: Mapping[str, str], runner: Runner) -> GpuReport:
     try:
         return probe_nvml()
     except ProbeError as exc:
@@ -122,7 +124,7 @@ def probe_gpu_report(env: Mapping[str, str]) -> GpuReport:
     if smi is None:
         return GpuReport(warnings=notes)
     try:
-        report = probe_smi(str(smi), env)
+        report = probe_smi(str(smi), env, runner)
     except ProbeError as exc:
         return GpuReport(warnings=(*notes, exc.message))
     return replace(report, warnings=(*notes, *report.warnings))

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from torchsmith.host import parse
 from torchsmith.host._run import ProbeError, query
+from torchsmith.runner import Runner
 
 SYSTEM_INCLUDES = ("usr/include", "usr/include/x86_64-linux-gnu", "usr/include/aarch64-linux-gnu")
 
@@ -98,12 +99,12 @@ def ldconfig_versions(
     return found
 
 
-def ldconfig_text(env: Mapping[str, str]) -> tuple[str, list[str]]:
+def ldconfig_text(env: Mapping[str, str], runner: Runner) -> tuple[str, list[str]]:
     """``ldconfig -p`` (from PATH, else /sbin); a warning when neither answers."""
     problems = []
     for argv in (["ldconfig", "-p"], ["/sbin/ldconfig", "-p"]):
         try:
-            return query(argv, env), []
+            return query(argv, env, runner), []
         except ProbeError as exc:
             problems.append(exc.message)
     return "", problems[-1:]

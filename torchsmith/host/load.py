@@ -11,6 +11,7 @@ from pydantic import ValidationError
 
 from torchsmith.errors import UsageError
 from torchsmith.host.model import HostFacts
+from torchsmith.runner import Runner
 
 HINT = "give a file written by `torchsmith host --json` (or leave --host-facts out to probe here)"
 SHOWN_ERRORS = 3
@@ -44,10 +45,12 @@ def read_recorded(path: Path) -> HostFacts:
         raise _refused(path, f"not recorded host facts ({_validation(exc)})") from None
 
 
-def load_host(recorded: Path | None, env: Mapping[str, str], cwd: Path) -> HostFacts:
-    """``recorded``'s facts, or (None) a probe of this machine with ``env`` from ``cwd``."""
+def load_host(
+    recorded: Path | None, env: Mapping[str, str], cwd: Path, runner: Runner
+) -> HostFacts:
+    """``recorded``'s facts, or (None) a probe with ``env`` from ``cwd`` through ``runner``."""
     if recorded is not None:
         return read_recorded(recorded)
     from torchsmith.host.probe import probe_host  # starts processes: only when probing
 
-    return probe_host(dict(env), cwd)
+    return probe_host(dict(env), cwd, runner)

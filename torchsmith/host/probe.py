@@ -17,6 +17,7 @@ from torchsmith.host.parse_gpu import GpuReport
 from torchsmith.host.pythons import probe_pythons
 from torchsmith.host.system import SystemFacts, probe_system
 from torchsmith.host.tools import probe_tools
+from torchsmith.runner import Runner
 
 T = TypeVar("T")
 
@@ -48,17 +49,18 @@ def _libraries(
     return cudnn, libs.probe_library(libs.NCCL, env, roots, sites, ldconfig)
 
 
-def probe_host(env: Mapping[str, str], disk_path: Path) -> HostFacts:
-    """What this machine has. ``env`` is the environment the build would run with."""
+def probe_host(env: Mapping[str, str], disk_path: Path, runner: Runner) -> HostFacts:
+    """What this machine has. ``env`` is the environment the build would run with; every
+    query command runs through ``runner``."""
     with ThreadPoolExecutor(max_workers=8) as pool:
         g = _Gather(pool)
-        f_system = g.submit(probe_system, env, disk_path)
-        f_cc = g.submit(probe_compilers, env)
-        f_cuda = g.submit(probe_toolkits, env)
-        f_gpus = g.submit(probe_gpu_report, env)
-        f_py = g.submit(probe_pythons, env)
-        f_tools = g.submit(probe_tools, env)
-        f_ld = g.submit(libs.ldconfig_text, env)
+        f_system = g.submit(probe_system, env, disk_path, runner)
+        f_cc = g.submit(probe_compilers, env, runner)
+        f_cuda = g.submit(probe_toolkits, env, runner)
+        f_gpus = g.submit(probe_gpu_report, env, runner)
+        f_py = g.submit(probe_pythons, env, runner)
+        f_tools = g.submit(probe_tools, env, runner)
+        f_ld = g.submit(libs.ldconfig_text, env, runner)
         system = g.get("system", f_system, SystemFacts())
         compilers, w_cc = g.get("compilers", f_cc, ([], []))
         toolkits, w_cuda = g.get("cuda", f_cuda, ([], []))

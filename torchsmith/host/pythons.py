@@ -16,6 +16,7 @@ from packaging.version import InvalidVersion, Version
 from torchsmith.host import parse
 from torchsmith.host._run import ProbeError, parallel, query
 from torchsmith.host.model import PythonInfo
+from torchsmith.runner import Runner
 
 SYSTEM_DIRS = (Path("/usr/bin"), Path("/usr/local/bin"))
 _NAME = re.compile(r"^python3(\.\d+)?$")
@@ -82,34 +83,35 @@ def _is_script(path: Path) -> bool:
         return False
 
 
-def real_executable(path: Path, env: Mapping[str, str]) -> Path:
+def real_executable(path: Path, env: Mapping[str, str], runner: Runner) -> Path:
     """``path`` itself, or for a script (a pyenv shim) the interpreter it runs, as that
     interpreter reports it (``sys.executable``); :class:`ProbeError` when it cannot run."""
     if not _is_script(path):
         return path
-    lines = query([path, "-c", _EXECUTABLE], env).strip().splitlines()
+    lines = query([path, "-c", _EXECUTABLE], env, runner).strip().splitlines()
     return Path(lines[-1].strip()) if lines and lines[-1].strip().startswith("/") else path
 
 
-def probe_python(path: Path, env: Mapping[str, str]) -> PythonInfo:
-    text = query([path, "--version"], env)
+def probe_python(path: Path, env: Mapping[str, str], runner: Runner) -> PythonInfo:
+    text = query([path, "--version"], env, runner)
     version = parse.parse_python_version(text)
     if version is None:
         raise ProbeError(f"{path}: cannot read a version from {text.strip()[:80]!r}")
-    return PythonInfo(path=str(real_executable(path, env)), version=version)
+    return PythonInfo(path=str(real_executable(path, env, runner)), version=version)
 
 
-def _attempt(path: Path, env: Mapping[str, str]) -> PythonInfo | str:
+def _attempt(path: Path, env: Mapping[str, str], runner: Runner) -> PythonInfo | str:
     try:
-        return probe_python(path, env)
+        return probe_python(path, env, runner)
     except ProbeError as exc:
         return exc.message
 
 
 def probe_pythons(
-    env: Mapping[str, str], system_dirs: Iterable[Path] = SYSTEM_DIRS
+    env: Mapping[str, str], runner: Runner, system_dirs: Iterable[Path] = SYSTEM_DIRS
 ) -> tuple[list[PythonInfo], list[str]]:
-    results = parallel(lambda p: _attempt(p, env), python_candidates(env, system_dirs))
+    found_here = python_candidates(env, system_dirs)
+    results = parallel(lambda p: _attempt(p, env, runner), found_here)
     found: dict[tuple[str, str], PythonInfo] = {}
     for info in (r for r in results if isinstance(r, PythonInfo)):
         found.setdefault(_identity(Path(info.path)), info)  # a shim and what it runs: one

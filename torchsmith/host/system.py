@@ -10,6 +10,7 @@ from pathlib import Path
 
 from torchsmith.host import parse
 from torchsmith.host._run import ProbeError, query
+from torchsmith.runner import Runner
 
 
 @dataclass(frozen=True)
@@ -47,13 +48,13 @@ def os_release(root: Path = Path("/")) -> tuple[str, str] | None:
     return None if values is None else (values.get("ID", ""), values.get("VERSION_ID", ""))
 
 
-def glibc_version(env: Mapping[str, str]) -> str | None:
+def glibc_version(env: Mapping[str, str], runner: Runner) -> str | None:
     """The C library version: ``os.confstr`` first, ``ldd --version`` second."""
     try:
         found = parse.parse_glibc_confstr(os.confstr("CS_GNU_LIBC_VERSION") or "")
     except (ValueError, OSError):
         found = None
-    return found or parse.parse_ldd_version(query(["ldd", "--version"], env))
+    return found or parse.parse_ldd_version(query(["ldd", "--version"], env, runner))
 
 
 def cores() -> int:
@@ -78,9 +79,9 @@ def disk_free_gib(path: Path) -> float:
     return round(shutil.disk_usage(here).free / 2**30, 1)
 
 
-def _glibc_or_warning(env: Mapping[str, str], warnings: list[str]) -> str | None:
+def _glibc_or_warning(env: Mapping[str, str], runner: Runner, warnings: list[str]) -> str | None:
     try:
-        return glibc_version(env)
+        return glibc_version(env, runner)
     except ProbeError as exc:
         warnings.append(f"glibc version unknown: {exc.message}")
         return None
@@ -94,7 +95,9 @@ def _disk_or_warning(disk_path: Path, warnings: list[str]) -> float:
         return 0.0
 
 
-def probe_system(env: Mapping[str, str], disk_path: Path, root: Path = Path("/")) -> SystemFacts:
+def probe_system(
+    env: Mapping[str, str], disk_path: Path, runner: Runner, root: Path = Path("/")
+) -> SystemFacts:
     warnings: list[str] = []
     release = os_release_values(root)
     if release is None:
@@ -108,7 +111,7 @@ def probe_system(env: Mapping[str, str], disk_path: Path, root: Path = Path("/")
         os_version=values.get("VERSION_ID", ""),
         os_codename=values.get("VERSION_CODENAME", ""),
         machine=os.uname().machine,
-        glibc=_glibc_or_warning(env, warnings),
+        glibc=_glibc_or_warning(env, runner, warnings),
         cores=cores(),
         ram_gib=ram or 0.0,
         disk_free_gib=_disk_or_warning(disk_path, warnings),

@@ -139,7 +139,8 @@ def _install(ex: Executor, label: str, env: Mapping[str, str], where: Path) -> N
     if family not in {"gcc", "clang"} or not major.isdigit():
         return
     hint = install_hint(family, int(major))  # type: ignore[arg-type]
-    install_compiler(hint, probe_host(env, where), env, runner=ex, is_root=os.geteuid() == 0)
+    host = probe_host(env, where, ex)
+    install_compiler(hint, host, env, runner=ex, is_root=os.geteuid() == 0)
 
 
 def _find_compilers(

@@ -16,6 +16,7 @@ from torchsmith.companions import facts as facts_mod
 from torchsmith.doctor import envprobe
 from torchsmith.inspect import installed as installed_mod
 from torchsmith.interpreter import invocable
+from torchsmith.proc import HOST
 
 
 @pytest.fixture
@@ -64,6 +65,6 @@ def test_doctor_env_runs_the_relative_interpreter(
     venv_python: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     calls: list[list[str]] = []
-    monkeypatch.setattr(envprobe, "capture", _recording(calls, "{}\n"))
-    envprobe.probe_python(".venv/bin/python", {})
+    monkeypatch.setattr(proc, "capture", _recording(calls, "{}\n"))
+    envprobe.probe_python(".venv/bin/python", {}, runner=HOST)
     assert calls[0][0] == str(venv_python)
