@@ -79,6 +79,21 @@ def _make_venv(argv: list[str], env: Mapping[str, str], log: Path, runner: Runne
         ) from exc
 
 
+_PIP_STEPS = ("Collecting ", "Downloading ", "Installing collected", "Successfully installed")
+
+
+def _pip_progress(say: Say) -> Callable[[str], None]:
+    """pip's own step lines (a download per dependency: about one every few seconds while the
+    2.7 GB of nvidia-* wheels come), passed on so a piped verify is not silent for minutes."""
+
+    def on_line(line: str) -> None:
+        text = line.strip()
+        if text.startswith(_PIP_STEPS):
+            say(f"  pip: {text[:160]}")
+
+    return on_line
+
+
 def check_workdir(workdir: Path) -> Path:
     """``--workdir``: a directory this user can write, checked before any work starts."""
     try:
@@ -116,12 +131,13 @@ def _prepare(
             "-m",
             "pip",
             "install",
-            "-q",
             "--no-input",
+            "--progress-bar",
+            "off",
             *nodeps,
             wheel,
         ]
-        opts.runner.run(argv, env=env, log_path=log)
+        opts.runner.run(argv, env=env, log_path=log, on_line=_pip_progress(say))
     return python
 
 
