@@ -73,8 +73,14 @@ def probe(
     lines = [ln for ln in done.stdout.splitlines() if ln.startswith(MARK)]
     if done.returncode != 0 or not lines:
         tail = (done.stderr or done.stdout).strip().splitlines()[-1:]
+        if not tail:  # /bin/false, a shell script: not a Python that ran the probe
+            raise InspectError(
+                f"--python {python} exited with status {done.returncode} and said nothing: "
+                "it did not run the probe as a Python interpreter would",
+                _PYTHON_HINT,
+            )
         raise InspectError(
-            f"{python} could not import torch: {' '.join(tail) or 'no output'}",
+            f"{python} could not import torch: {' '.join(tail)}",
             "check that torch is installed for that interpreter",
         )
     data: dict[str, Any] = json.loads(lines[-1].removeprefix(MARK))

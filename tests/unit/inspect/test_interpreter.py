@@ -14,6 +14,7 @@ import pytest
 from torchsmith import proc
 from torchsmith.companions import facts as facts_mod
 from torchsmith.doctor import envprobe
+from torchsmith.errors import InspectError
 from torchsmith.inspect import installed as installed_mod
 from torchsmith.interpreter import invocable
 from torchsmith.proc import HOST
@@ -68,3 +69,13 @@ def test_doctor_env_runs_the_relative_interpreter(
     monkeypatch.setattr(proc, "capture", _recording(calls, "{}\n"))
     envprobe.probe_python(".venv/bin/python", {}, runner=HOST)
     assert calls[0][0] == str(venv_python)
+
+
+def test_a_program_that_is_not_python_is_named_as_such(monkeypatch: pytest.MonkeyPatch) -> None:
+    # round-3 trial B03: --against python:/bin/false said "could not import torch: no output"
+    monkeypatch.setattr(
+        proc, "capture", lambda argv, **kw: subprocess.CompletedProcess(argv, 1, "", "")
+    )
+    with pytest.raises(InspectError, match="exited with status 1 and said nothing") as err:
+        installed_mod.probe("/bin/false", {}, proc.HOST)
+    assert "--python" in err.value.hint
