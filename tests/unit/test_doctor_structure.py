@@ -204,3 +204,22 @@ def test_a_rule_on_the_first_error_line_learns_its_component() -> None:
     assert diagnosis.top is not None and not diagnosis.top.generic
     assert "torch" in diagnosis.top.tags
 
+
+def test_a_windows_dll_that_cannot_load_names_the_redistributable() -> None:
+    log = (
+        "OSError: [WinError 126] The specified module could not be found. Error loading "
+        '"C:\\venv\\Lib\\site-packages\\torch\\lib\\fbgemm.dll" or one of its dependencies.\n'
+    )
+    diagnosis = diagnose(log.splitlines())
+    assert diagnosis.error is not None and diagnosis.error.library == "fbgemm.dll"
+    assert diagnosis.generic is not None and {"windows", "msvc"} <= set(diagnosis.generic.tags)
+
+
+def test_a_warning_that_reports_a_failed_native_load_is_an_error() -> None:
+    log = (
+        "torchvision/io/image.py:14: UserWarning: Failed to load image Python extension: "
+        "'dlopen(image.so, 0x0006): Library not loaded: @rpath/libjpeg.9.dylib\n"
+    )
+    diagnosis = diagnose(log.splitlines())
+    assert diagnosis.generic is not None and "libjpeg" in diagnosis.generic.tags
+

@@ -59,6 +59,10 @@ _REAL = re.compile(
     r"core dumped|terminate called after|SIGSEGV|Floating point exception|Illegal instruction|"
     r"Library not loaded|received signal SIG|\(gdb\) bt|找不到|没有那个文件"
 )
+# a warning that reports a failure to load native code (torchvision's image extension)
+_WARNED_FAILURE = re.compile(
+    r"Failed to load|Library not loaded|undefined symbol|cannot open shared object"
+)
 _STATUS = re.compile(r"^\s*\[\d+/\d+[\] ]")
 _FAILED = re.compile(r"^\s*FAILED: (?:\[code=\d+\] )?(?P<target>\S+)")
 _DIAGNOSTIC = re.compile(r"^\s*(?P<file>[^\s:]+):\d+(?::\d+)?: (?:fatal )?error")
@@ -89,7 +93,7 @@ def classify(text: str) -> LineInfo:
     if text.lstrip().startswith("FAILED: "):
         failed = _FAILED.match(text)
         return LineInfo("failed", failed.group("target") if failed else None, "ninja")
-    if "arning" in text and "error" not in text:
+    if "arning" in text and "error" not in text and not _WARNED_FAILURE.search(text):
         return LineInfo("other")
     if _STATUS.match(text) or _COMMAND.match(text) or _BOOKKEEPING.match(text):
         return LineInfo("command")

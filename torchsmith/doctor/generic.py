@@ -84,7 +84,7 @@ def by_symbol(symbol: str) -> Component | None:
     return max(found, key=lambda pair: pair[0])[1] if found else None
 
 
-_LIB_SUFFIX = _rx(r"(?:[.-]\d+)*\.(?:so|dylib|dll|a|lib)(?:\.[\d.]+)?$")
+_LIB_SUFFIX = _rx(r"(?:-[0-9a-f]{8})?(?:[.-]\d+)*\.(?:so|dylib|dll|a|lib)(?:\.[\d.]+)?$")
 
 
 def by_library(library: str) -> Component | None:
@@ -254,6 +254,8 @@ def _library_finding(e: TypedError, stage: str) -> dict[str, Any]:
     where = "the linker's search path (-L, LIBRARY_PATH)" if stage == "link" else (
         "the loader's search path (RPATH, LD_LIBRARY_PATH, ldconfig)"
     )
+    if library.lower().endswith(".dll"):
+        return _dll_missing(library, c)
     return _with(c, ("missing-library",)) | {
         "category": "libraries",
         "stage": stage,
@@ -262,6 +264,21 @@ def _library_finding(e: TypedError, stage: str) -> dict[str, Any]:
         "fix": (_install(c) + _points(c) if c else f"install the package that ships {library}")
         + f", or add its directory to {where}.",
         "source": c.source if c else "https://man7.org/linux/man-pages/man8/ld.so.8.html",
+    }
+
+
+def _dll_missing(library: str, c: Component | None) -> dict[str, Any]:
+    """Windows: a DLL of the wheel (c10.dll, fbgemm.dll) is there, but one it needs is not."""
+    return _with(c, ("missing-library", "windows", "msvc", "openmp")) | {
+        "category": "libraries",
+        "stage": "import",
+        "title": f"{library} or a DLL it needs cannot be loaded",
+        "cause": f"Windows could not load {library} or one of its dependencies: most often the "
+        "Microsoft Visual C++ Redistributable (vcruntime140/msvcp140) or, for the torch 2.4 "
+        "wheels' fbgemm.dll, libomp140.x86_64.dll is missing.",
+        "fix": "install the latest Microsoft Visual C++ Redistributable (x64); for fbgemm.dll "
+        "also LLVM's OpenMP runtime (libomp140.x86_64.dll), or a torch release that ships it.",
+        "source": "https://github.com/pytorch/pytorch/issues/131662",
     }
 
 

@@ -91,6 +91,7 @@ RECOGNISERS = (
     _r(
         "import-missing-lib",
         r"Library not loaded: '?(?:@rpath/|\S*/)?(?P<library>[\w.+-]+\.dylib)|"
+        r"Error loading \"(?:[^\"]*[\\/])?(?P<winlib>[\w.+-]+\.dll)\" or one of its dependencies|"
         r"Could not find module '(?:[^']*[\\/])?(?P<dll>[\w.+-]+\.dll)'",
     ),
     _r("import-module", r"No module named '(?P<module>[\w.]+)'", "python"),
@@ -187,7 +188,7 @@ def _typed(rec: _Recogniser, groups: dict[str, str | None], line: int, message: 
         file=groups.get("file"),
         header=groups.get("header"),
         symbol=demangle(groups.get("symbol")),
-        library=_first(groups, "library", "dll"),
+        library=_first(groups, "library", "dll", "winlib"),
         module=groups.get("module"),
         exception=groups.get("exception"),
         target=groups.get("target"),
