@@ -19,7 +19,7 @@ from torchsmith.backends import make_executor
 from torchsmith.backends.base import Executor
 from torchsmith.commands.spec_args import load_host
 from torchsmith.console import out, print_json
-from torchsmith.container import inside, routes
+from torchsmith.container import incoming, inside, routes
 from torchsmith.container.build import engine_choice
 from torchsmith.container.engines import EngineChoice
 from torchsmith.container.images import load_images
@@ -126,9 +126,9 @@ def _add_record(manifest_path: Path, record: dict[str, Any]) -> dict[str, Any]:
     return data
 
 
-def _inner(args: argparse.Namespace, rs: ResolvedSpec, cache_root: Path) -> list[str]:
-    output_dir = Path(rs.spec.output_dir).expanduser().resolve()
-    return inside.inner_build(cache_root, output_dir, True, not args.no_verify)
+def _inner(args: argparse.Namespace, into: Path, cache_root: Path) -> list[str]:
+    """The build inside publishes into ``into`` (container/incoming.py), not the output dir."""
+    return inside.inner_build(cache_root, into, True, not args.no_verify)
 
 
 def build_in_container(args: argparse.Namespace, rs: ResolvedSpec, cache_root: Path) -> int:
@@ -144,20 +144,29 @@ def build_in_container(args: argparse.Namespace, rs: ResolvedSpec, cache_root: P
     out.print(f"[bold]base image[/]: {escape(ip.base.image)} ({escape(ip.base.reason)})")
     out.print(f"[bold]engine[/]: {escape(engine.probe.describe())} — {escape(engine.reason)}")
     start = time.time()
-    with make_executor("local", env) as ex:
-        container = _start(ex, engine, ip.base.image, args.pull, env)
-        session = inside.Session(
-            inside.buildah_head(engine),
-            container,
-            (cache_root, output_dir),
-            (("PYTHONPATH", inside.LIB), *_trust_env(), *inside.proxy_env(env).items()),
-        )
-        try:
-            measured = _run_inside(ex, session, args, rs=rs, ip=ip, cache_root=cache_root)
-        finally:
-            ex.run(session.remove_argv(), env=env, log_path=log, check=False)
-            session.release()  # an environment file a failed engine call left (env_file.py)
+    into = incoming.make_incoming(output_dir)  # mounted instead of the output directory
+    try:
+        with make_executor("local", env) as ex:
+            container = _start(ex, engine, ip.base.image, args.pull, env)
+            session = working_session(engine, container, (cache_root, into), env)
+            try:
+                measured = _run_inside(ex, session, args, rs=rs, ip=ip, paths=(cache_root, into))
+            finally:
+                ex.run(session.remove_argv(), env=env, log_path=log, check=False)
+                session.release()  # an environment file a failed engine call left
+        incoming.move_out(into, output_dir)
+    finally:
+        incoming.discard(into)
     return _finish(args, _record(ip, engine, measured), output_dir, start)
+
+
+def working_session(
+    engine: EngineChoice, container: str, mounts: tuple[Path, Path], env: Mapping[str, str]
+) -> inside.Session:
+    """The working container with the cache root and the incoming directory mounted (never
+    the output directory itself: container/incoming.py), its environment by file."""
+    own = (("PYTHONPATH", inside.LIB), *_trust_env(), *inside.proxy_env(env).items())
+    return inside.Session(inside.buildah_head(engine), container, mounts, own)
 
 
 def _trust_env() -> tuple[tuple[str, str], ...]:
@@ -173,9 +182,11 @@ def _run_inside(
     *,
     rs: ResolvedSpec,
     ip: ContainerPlan,
-    cache_root: Path,
+    paths: tuple[Path, Path],
 ) -> dict[str, str]:
-    """Prepare the container, run the build in it; the image's measured /etc/os-release."""
+    """Prepare the container, run the build in it (``paths``: the cache root, the directory it
+    publishes into); the image's measured /etc/os-release."""
+    cache_root, into = paths
     env = dict(os.environ)
     out.print(f"==> container {s.container}: tools from the image's suite, torchsmith")
     log = cache_root / "containers" / "container-setup.log"
@@ -183,7 +194,7 @@ def _run_inside(
     release = ex.capture(s.run_argv(["cat", "/etc/os-release"]), env=env, timeout=60)
     out.print("==> build inside the container")
     env = {**inside.spec_env(rs), inside.IN_CONTAINER: "buildah"}
-    argv = s.run_argv(_inner(args, rs, cache_root), env)
+    argv = s.run_argv(_inner(args, into, cache_root), env)
     done = ex.run(argv, env=env, on_line=lambda line: out.print(line, markup=False), check=False)
     if done.returncode != 0:
         raise BuildError(
