@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.markup import escape
 from rich.table import Table
@@ -12,7 +12,10 @@ from rich.table import Table
 from torchsmith import kb as kbmod
 from torchsmith.console import print_json, print_table
 from torchsmith.console import table as console_table
-from torchsmith.kb.models import CudaRelease, Gpu, Release
+from torchsmith.kb.view import load_view
+
+if TYPE_CHECKING:  # the records are read without pydantic (kb.view): start-up time
+    from torchsmith.kb.models import CudaRelease, Gpu, Release
 
 
 def release_json(rel: Release) -> dict[str, Any]:
@@ -89,7 +92,7 @@ def _show(args: argparse.Namespace, title: str, data: dict[str, Any]) -> int:
 
 
 def _release(args: argparse.Namespace) -> int:
-    base = kbmod.load()
+    base = load_view()
     rel = base.release(args.version)
     return _show(args, f"torch {rel.torch}", _with_ranges(release_json(rel), base, rel))
 
@@ -110,7 +113,7 @@ def _with_ranges(data: dict[str, Any], base: kbmod.KnowledgeBase, rel: Release) 
 
 
 def _cuda(args: argparse.Namespace) -> int:
-    rel = kbmod.load().cuda(args.version)
+    rel = load_view().cuda(args.version)
     return _show(args, f"CUDA {rel.version}", cuda_json(rel))
 
 
@@ -119,7 +122,7 @@ _CC = re.compile(r"^(sm_\d{2,3}|\d{1,2}\.\d[af]?)(\+PTX)?$", re.IGNORECASE)
 
 def _capability(args: argparse.Namespace) -> int:
     """`kb gpu 8.6`: the GPUs of that compute capability and the CUDA versions that build it."""
-    gpus, cudas = kbmod.load().compute_capability(args.name)
+    gpus, cudas = load_view().compute_capability(args.name)
     data = {
         "compute_capability": args.name,
         "gpus": [g.name for g in gpus],
@@ -135,12 +138,12 @@ def _capability(args: argparse.Namespace) -> int:
 def _gpu(args: argparse.Namespace) -> int:
     if _CC.match(args.name.strip()):
         return _capability(args)
-    gpu = kbmod.load().gpu(args.name)
+    gpu = load_view().gpu(args.name)
     return _show(args, gpu.name, gpu_json(gpu))
 
 
 def _releases(args: argparse.Namespace) -> int:
-    rows = [release_json(r) for r in kbmod.load().releases]
+    rows = [release_json(r) for r in load_view().releases]
     if args.json:
         print_json(rows)
         return 0

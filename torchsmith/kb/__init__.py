@@ -3,6 +3,10 @@
 ``load()`` reads every ``kb/data/*.toml`` file; a malformed record or a fact without a source
 raises :class:`KnowledgeBaseError` naming the file and record. Lookups that find nothing raise
 :class:`UnknownEntryError` with the closest known names.
+
+Start-up: the record models (pydantic) are imported by ``load()``, not by this module, and
+records of the precompiled form (``kb/data/compiled.json``) are built without validation;
+:func:`torchsmith.kb.view.load_view` reads them with no pydantic at all (``torchsmith kb``).
 """
 
 from __future__ import annotations
@@ -15,27 +19,27 @@ import sys
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
-from pydantic import BaseModel, ValidationError
 
 from torchsmith.errors import KnowledgeBaseError, UnknownEntryError
-from torchsmith.kb.facts import render_fix
-from torchsmith.kb.models import (
-    ArchParser,
-    ArchSuffix,
-    BuildOption,
-    CudaRelease,
-    DebianPackage,
-    Fix,
-    FixApplies,
-    Gpu,
-    OfficialArchList,
-    PatchEdit,
-    Release,
-)
+
+if TYPE_CHECKING:
+    from pydantic import BaseModel
+
+    from torchsmith.kb.models import (
+        ArchParser,
+        ArchSuffix,
+        BuildOption,
+        CudaRelease,
+        DebianPackage,
+        Fix,
+        Gpu,
+        OfficialArchList,
+        Release,
+    )
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -43,18 +47,27 @@ else:  # pragma: no cover
     import tomli as tomllib
 
 SCHEMA_VERSION = 1
-M = TypeVar("M", bound=BaseModel)
-_TABLES: dict[str, type[BaseModel]] = {
-    "release": Release,
-    "cuda": CudaRelease,
-    "arch_list": OfficialArchList,
-    "gpu": Gpu,
-    "option": BuildOption,
-    "fix": Fix,
-    "debian": DebianPackage,
-    "arch_suffix": ArchSuffix,
-    "arch_parser": ArchParser,
+M = TypeVar("M", bound="BaseModel")
+# table name in the data files -> its record model in torchsmith.kb.models
+TABLES: dict[str, str] = {
+    "release": "Release",
+    "cuda": "CudaRelease",
+    "arch_list": "OfficialArchList",
+    "gpu": "Gpu",
+    "option": "BuildOption",
+    "fix": "Fix",
+    "debian": "DebianPackage",
+    "arch_suffix": "ArchSuffix",
+    "arch_parser": "ArchParser",
 }
+
+
+def model_of(table: str) -> type[BaseModel]:
+    """The record model of ``table`` (imports pydantic and the models)."""
+    from torchsmith.kb import models
+
+    model: type[BaseModel] = getattr(models, TABLES[table])
+    return model
 
 
 def normalize_gpu_name(name: str) -> str:
@@ -217,18 +230,42 @@ def compile_records() -> str:
         "generated_by": "scripts/compile_kb.py — do not edit",
         "hash": data_hash(),
         "records": _parse_toml_files(),
+        "defaults": {table: _defaults(model_of(table)) for table in TABLES},
     }
     return json.dumps(payload, sort_keys=True, separators=(",", ":")) + "\n"
 
 
-def _compiled() -> Records | None:
-    entry = DATA_DIR / COMPILED_NAME
+def _defaults(model: type[BaseModel]) -> dict[str, Any]:
+    """Each optional field's default (for records read without the models: kb/view.py)."""
+    return {
+        name: field.get_default(call_default_factory=True)
+        for name, field in model.model_fields.items()
+        if not field.is_required()
+    }
+
+
+def compiled_defaults() -> dict[str, dict[str, Any]] | None:
+    """The defaults compiled.json records per table (None when it is missing or stale)."""
+    payload = _payload()
+    return None if payload is None else payload.get("defaults")
+
+
+@functools.cache
+def _payload() -> dict[str, Any] | None:
+    """compiled.json, or None when it is missing, unreadable or stale."""
     try:
-        payload = json.loads(entry.read_text(encoding="utf-8"))
+        payload: dict[str, Any] = json.loads((DATA_DIR / COMPILED_NAME).read_text("utf-8"))
     except (OSError, ValueError):
         return None
     if payload.get("hash") != data_hash():
         return None  # stale: a data file changed since it was compiled
+    return payload
+
+
+def _compiled() -> Records | None:
+    payload = _payload()
+    if payload is None:
+        return None
     return {k: [(f, r) for f, r in rows] for k, rows in payload["records"].items()}
 
 
@@ -253,7 +290,7 @@ def _parse_toml_files() -> Records:
         if data.get("schema_version", SCHEMA_VERSION) != SCHEMA_VERSION:
             raise KnowledgeBaseError(f"kb/data/{entry.name}: unsupported schema_version")
         for key, rows in data.items():
-            if key in _TABLES:
+            if key in TABLES:
                 merged.setdefault(key, []).extend((entry.name, row) for row in rows)
     return merged
 
@@ -266,6 +303,8 @@ def _construct(model: type[M], row: dict[str, Any]) -> M:
     """A record of compiled.json, built without validation: every compiled record passed the
     model's validation when compiled (a unit test checks that both give equal records), so
     the models' validators are never built on the read path (start-up time)."""
+    from torchsmith.kb.models import Fix, FixApplies, PatchEdit
+
     if model is Fix:
         row = {**row, "applies": FixApplies.model_construct(**row.get("applies", {})),
                "edits": [PatchEdit.model_construct(**e) for e in row.get("edits", [])]}  # fmt: skip
@@ -280,6 +319,8 @@ def _parse(table: str, model: type[M]) -> tuple[M, ...]:
 
 def validate(table: str, model: type[M]) -> tuple[M, ...]:
     """Every record of ``table`` validated by ``model``; a bad one is a KnowledgeBaseError."""
+    from pydantic import ValidationError
+
     records = []
     for filename, row in _read_table(table):
         try:
@@ -309,6 +350,19 @@ def _check_specifiers(kb: KnowledgeBase) -> None:
 @functools.cache
 def load() -> KnowledgeBase:
     """The knowledge base, read and validated once per process."""
+    from torchsmith.kb.facts import render_fix
+    from torchsmith.kb.models import (
+        ArchParser,
+        ArchSuffix,
+        BuildOption,
+        CudaRelease,
+        DebianPackage,
+        Fix,
+        Gpu,
+        OfficialArchList,
+        Release,
+    )
+
     cudas = _parse("cuda", CudaRelease)
     kb = KnowledgeBase(
         releases=_parse("release", Release),

@@ -81,6 +81,7 @@ def test_kb_command_imports_only_its_module(capsys: pytest.CaptureFixture[str]) 
     assert "2.6.0" in capsys.readouterr().out
     assert commands_in(modules) == {"torchsmith.commands.kb"}
     assert "torchsmith.planner" not in modules
+    assert "torchsmith.kb.models" not in modules  # the records are read without pydantic
 
 
 def test_a_misspelt_command_is_refused_with_the_commands_listed(

@@ -11,12 +11,13 @@ import pytest
 from torchsmith import kb
 from torchsmith.kb.facts import render_fix
 from torchsmith.kb.models import Fix
+from torchsmith.kb.view import load_view
 
 
-@pytest.mark.parametrize("table", sorted(kb._TABLES))
+@pytest.mark.parametrize("table", sorted(kb.TABLES))
 def test_every_compiled_record_validates_to_what_the_read_path_builds(table: str) -> None:
     assert kb._compiled_current() is not None, "compiled.json is stale: run scripts/compile_kb.py"
-    model = kb._TABLES[table]
+    model = kb.model_of(table)
     validated = kb.validate(table, model)
     built = kb._parse(table, model)
     if model is Fix:
@@ -43,7 +44,8 @@ def test_loading_builds_no_validator() -> None:
         from torchsmith import kb as fresh
 
         fresh.load()
-        assert not [m.__name__ for m in fresh._TABLES.values() if m.__pydantic_complete__]
+        models = [fresh.model_of(t) for t in fresh.TABLES]
+        assert not [m.__name__ for m in models if m.__pydantic_complete__]
     finally:
         sys.modules.clear()
         sys.modules.update(saved)
@@ -54,5 +56,39 @@ def test_a_stale_compiled_form_falls_back_to_validating_the_toml(
 ) -> None:
     monkeypatch.setattr(kb, "_compiled_current", lambda: None)
     monkeypatch.setattr(kb, "_read_all", kb._parse_toml_files)
-    releases = kb._parse("release", kb._TABLES["release"])
+    releases = kb._parse("release", kb.model_of("release"))
     assert releases == kb.load().releases
+
+
+VIEWED = {"release": "releases", "cuda": "cuda_releases", "arch_list": "arch_lists",
+          "gpu": "gpus", "option": "options", "debian": "debian_packages",
+          "arch_suffix": "arch_suffixes", "arch_parser": "arch_parsers"}  # fmt: skip
+
+
+@pytest.mark.parametrize("table", sorted(VIEWED))
+def test_the_lookup_views_records_hold_the_validated_records_fields(table: str) -> None:
+    """kb.view reads compiled.json with no pydantic: every field of every record, defaults
+    included, is what the model validates (a model's new default needs compile_kb.py)."""
+    validated = kb.validate(table, kb.model_of(table))
+    viewed = getattr(load_view(), VIEWED[table])
+    assert [type(r).__name__ for r in viewed] == ["Record"] * len(validated)
+    assert [r.fields() for r in viewed] == [v.model_dump() for v in validated]
+
+
+def test_a_view_record_is_read_only_and_says_what_it_lacks() -> None:
+    rel = load_view().release("2.6.0")
+    with pytest.raises(AttributeError, match="read-only"):
+        rel.torch = "9.9.9"
+    with pytest.raises(AttributeError, match="no_such_field"):
+        _ = rel.no_such_field
+
+
+def test_a_stale_compiled_form_makes_the_view_the_validated_kb(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(kb, "compiled_defaults", lambda: None)
+    load_view.cache_clear()
+    try:
+        assert load_view() is kb.load()
+    finally:
+        load_view.cache_clear()
