@@ -86,4 +86,4 @@ def test_nothing_the_planner_imports_starts_a_process() -> None:
 
 
 def test_the_check_catches_a_module_that_runs_processes() -> None:
-    assert "torchsmith.proc" in closure("torchsmith.toolchains.provision")
+    assert "torchsmith.proc" in closure("torchsmith.backends.local")  # the executor itself
