@@ -4,11 +4,15 @@ errors and turns them into exit codes."""
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import os
+import signal
 import sys
+import threading
 import traceback
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from types import FrameType
 
 from torchsmith import __version__
 from torchsmith.commands import COMMANDS
@@ -53,6 +57,34 @@ def _report(exc: TorchsmithError, debug: bool) -> int:
     return exc.exit_code
 
 
+TERMINATED = "SIGTERM"
+
+
+def _raise_interrupt(signum: int, frame: FrameType | None) -> None:
+    raise KeyboardInterrupt(TERMINATED)
+
+
+@contextlib.contextmanager
+def _sigterm_unwinds() -> Iterator[None]:
+    """SIGTERM (a CI job cancelled, ``timeout``) unwinds like Ctrl-C: every ``finally`` and
+    context manager runs, so private files holding credentials, sockets and working
+    containers are removed and child processes are killed (security review f1b4bec N11)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGTERM, _raise_interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _interrupted(exc: KeyboardInterrupt) -> InterruptError:
+    if exc.args == (TERMINATED,):
+        return InterruptError("stopped by SIGTERM", "run the same command to resume")
+    return InterruptError("stopped by Ctrl-C", "run the same command to resume")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     parser = build_parser(_command_in(argv))
@@ -62,15 +94,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help()
         return 2
     try:
-        code = int(args.handler(args))
+        with _sigterm_unwinds():
+            code = int(args.handler(args))
         sys.stdout.flush()
         return code
     except BrokenPipeError:
         from torchsmith.console import reader_gone
 
         return reader_gone()
-    except KeyboardInterrupt:
-        return _report(InterruptError("stopped by Ctrl-C", "run the same command to resume"), debug)
+    except KeyboardInterrupt as exc:
+        return _report(_interrupted(exc), debug)
     except TorchsmithError as exc:
         return _report(exc, debug)
     except Exception as exc:  # a bug: say so plainly, never a bare traceback unless asked
