@@ -11,7 +11,7 @@ import pytest
 from torchsmith.cli import main
 from torchsmith.commands.doctor import EXIT_CAUSE, EXIT_OK, EXIT_UNKNOWN
 from torchsmith.doctor import diagnose
-from torchsmith.doctor.generic import by_header, by_library, by_symbol, components
+from torchsmith.doctor.components import by_header, by_library, by_symbol, components
 from torchsmith.doctor.structure import demangle, join_cmake, normalise
 
 NINJA = "[1/3] Building CXX object a.o\n[2/3] Building CXX object b.o\n"

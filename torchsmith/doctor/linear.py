@@ -32,6 +32,11 @@ def check_linear(pattern: str) -> str | None:
     return None
 
 
+def compile_linear(pattern: str) -> re2._Regexp:
+    """An RE2 regular expression (linear time); a pattern RE2 refuses raises ``re2.error``."""
+    return re2.compile(pattern, options=_options())
+
+
 def capped(text: str) -> str:
     """The first :data:`MAX_LINE` characters of a line."""
     return text if len(text) <= MAX_LINE else text[:MAX_LINE]

@@ -21,7 +21,8 @@ from dataclasses import dataclass, field
 
 from torchsmith.doctor.blocks import BlockBuilder
 from torchsmith.doctor.classify import GENERIC_TRIGGERS, classify
-from torchsmith.doctor.generic import component_names, diagnose_generic
+from torchsmith.doctor.components import component_names
+from torchsmith.doctor.generic import diagnose_generic
 from torchsmith.doctor.linear import PatternSet
 from torchsmith.doctor.models import Diagnosis, ErrorBlock, Evidence, Finding, TypedError
 from torchsmith.doctor.ruledb import Rule, literal_runs, load_rules, needle

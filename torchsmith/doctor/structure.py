@@ -18,14 +18,10 @@ from dataclasses import dataclass
 
 import re2
 
-from torchsmith.doctor.linear import MAX_LINE
+from torchsmith.doctor.linear import MAX_LINE, compile_linear
 from torchsmith.doctor.models import ErrorBlock, Evidence, TypedError
 
-
-def _rx(pattern: str) -> re2._Regexp:
-    options = re2.Options()
-    options.log_errors = False
-    return re2.compile(pattern, options=options)
+_rx = compile_linear
 
 
 _QUOTES = str.maketrans({"‘": "'", "’": "'", "“": '"', "”": '"', "`": "'", "«": '"', "»": '"'})
