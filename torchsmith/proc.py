@@ -170,8 +170,9 @@ class _HostRunner:
         env: Mapping[str, str],
         cwd: Path | None = None,
         timeout: float = 30,
+        pass_fds: Sequence[int] = (),
     ) -> subprocess.CompletedProcess[str]:
-        return capture(argv, env=env, cwd=cwd, timeout=timeout)
+        return capture(argv, env=env, cwd=cwd, timeout=timeout, pass_fds=pass_fds)
 
 
 __all__ = ["HOST", "Completed", "LineCallback", "Runner", "capture", "relevant_lines", "run"]

@@ -51,4 +51,8 @@ class Runner(Protocol):
         env: Mapping[str, str],
         cwd: Path | None = None,
         timeout: float = 30,
-    ) -> CompletedProcess[str]: ...
+        pass_fds: Sequence[int] = (),
+    ) -> CompletedProcess[str]:
+        """A short query command's output, whatever its status. ``pass_fds``: descriptors it
+        inherits (a secret as ``/dev/fd/N``, never on its argv or on disk)."""
+        ...

@@ -67,6 +67,7 @@ class Executor(ABC):
         env: Mapping[str, str],
         cwd: Path | None = None,
         timeout: float = 30,
+        pass_fds: Sequence[int] = (),
     ) -> subprocess.CompletedProcess[str]:
         """Run a short query command where the build runs; its output, whatever its status."""
 

@@ -78,8 +78,9 @@ class LocalExecutor(Executor):
         env: Mapping[str, str],
         cwd: Path | None = None,
         timeout: float = 30,
+        pass_fds: Sequence[int] = (),
     ) -> subprocess.CompletedProcess[str]:
-        return proc.HOST.capture(argv, env=env, cwd=cwd, timeout=timeout)
+        return proc.HOST.capture(argv, env=env, cwd=cwd, timeout=timeout, pass_fds=pass_fds)
 
     def copy_in(self, src: Path, dest: Path) -> None:
         atomic_copy(src, dest)

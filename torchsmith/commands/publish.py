@@ -11,6 +11,7 @@ from typing import Any
 
 from torchsmith.console import print_json, print_table, shown, table
 from torchsmith.errors import UsageError
+from torchsmith.proc import HOST
 from torchsmith.publish import Published, credentials
 from torchsmith.publish.target import Target, parse_target
 
@@ -80,7 +81,8 @@ def _publish_images(args: argparse.Namespace, target: Target, files: list[Path])
         raise UsageError(f"oci: {len(files)} image archives for one tag", "give one archive")
     registry = split_reference(target.where)[0]
     secret = secret_of(args, registry) if _routes(args) else None
-    return [push_image(files[0], target.where, secret, args.username, dict(os.environ))]
+    env = dict(os.environ)
+    return [push_image(files[0], target.where, secret, args.username, env, runner=HOST)]
 
 
 def _handler(args: argparse.Namespace) -> int:

@@ -17,11 +17,11 @@ import os
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 
-from torchsmith import proc
 from torchsmith.errors import HostError, PublishError, UsageError
 from torchsmith.hashing import sha256_file
 from torchsmith.publish.credentials import Secret
 from torchsmith.publish.model import Outcome, Published
+from torchsmith.runner import Runner
 from torchsmith.transport import is_loopback
 
 SKOPEO = "skopeo"
@@ -72,19 +72,21 @@ def _fds(argv: list[str]) -> list[int]:
     return [int(a.rsplit("/", 1)[1]) for a in argv if a.startswith(f"{FD_DIR}/")]
 
 
-def _query(argv: list[str], env: Mapping[str, str]) -> tuple[int, str]:
+def _query(argv: list[str], env: Mapping[str, str], runner: Runner) -> tuple[int, str]:
     try:
-        done = proc.capture(argv, env=env, timeout=300, pass_fds=_fds(argv))
+        done = runner.capture(argv, env=env, timeout=300, pass_fds=_fds(argv))
     except FileNotFoundError:
         raise HostError("skopeo is not installed", "apt-get install skopeo") from None
     return done.returncode, done.stdout + done.stderr
 
 
-def remote_digest(ref: str, auth: Path | None, env: Mapping[str, str]) -> str | None:
+def remote_digest(
+    ref: str, auth: Path | None, env: Mapping[str, str], runner: Runner
+) -> str | None:
     """The manifest digest the tag points at (None when the registry has no such tag)."""
     argv = [SKOPEO, "inspect", "--raw", *_tls(_registry(ref))]
     argv += ["--authfile", str(auth)] if auth else ["--no-creds"]
-    code, out = _query([*argv, f"docker://{ref}"], env)
+    code, out = _query([*argv, f"docker://{ref}"], env, runner)
     if code == 0:
         return "sha256:" + hashlib.sha256(out.encode()).hexdigest()
     if "manifest unknown" in out or "name unknown" in out or "not found" in out.lower():
@@ -95,8 +97,8 @@ def remote_digest(ref: str, auth: Path | None, env: Mapping[str, str]) -> str | 
     )
 
 
-def local_digest(archive: Path, env: Mapping[str, str]) -> str:
-    code, out = _query([SKOPEO, "inspect", "--raw", f"oci-archive:{archive}"], env)
+def local_digest(archive: Path, env: Mapping[str, str], runner: Runner) -> str:
+    code, out = _query([SKOPEO, "inspect", "--raw", f"oci-archive:{archive}"], env, runner)
     if code != 0:
         raise UsageError(
             f"{archive}: not an OCI image archive ({out.strip()[-200:]})",
@@ -106,30 +108,38 @@ def local_digest(archive: Path, env: Mapping[str, str]) -> str:
 
 
 def push_image(
-    archive: Path, ref: str, secret: Secret | None, username: str, env: Mapping[str, str]
+    archive: Path,
+    ref: str,
+    secret: Secret | None,
+    username: str,
+    env: Mapping[str, str],
+    *,
+    runner: Runner,
 ) -> Published:
     """``archive`` to ``ref`` unless the tag already holds it; refuse another image there."""
     registry, repo, _tag = split_reference(ref)
-    mine = local_digest(archive, env)
+    mine = local_digest(archive, env, runner)
     with auth_file(registry, secret, username) as auth:
-        theirs = remote_digest(ref, auth, env)
+        theirs = remote_digest(ref, auth, env, runner)
         if theirs is not None and theirs != mine:
             raise PublishError(
                 f"oci:{ref} already points at {theirs}; this image is {mine}",
                 "push under a new tag, or delete the old tag on the registry first",
             )
         if theirs is None:
-            _copy(archive, ref, auth, env)
+            _copy(archive, ref, auth, env, runner)
     where = f"{registry}/{repo}@{mine}"
     outcome: Outcome = "uploaded" if theirs is None else "already-there"
     return Published(archive.name, sha256_file(archive), outcome, where)
 
 
-def _copy(archive: Path, ref: str, auth: Path | None, env: Mapping[str, str]) -> None:
+def _copy(
+    archive: Path, ref: str, auth: Path | None, env: Mapping[str, str], runner: Runner
+) -> None:
     dest_tls = [f"--dest-{a.removeprefix('--')}" for a in _tls(_registry(ref))]
     argv = [SKOPEO, "copy", "--quiet", "--preserve-digests", *dest_tls]
     argv += ["--dest-authfile", str(auth)] if auth else ["--dest-no-creds"]
-    code, out = _query([*argv, f"oci-archive:{archive}", f"docker://{ref}"], env)
+    code, out = _query([*argv, f"oci-archive:{archive}", f"docker://{ref}"], env, runner)
     if code != 0:
         raise PublishError(
             f"oci:{ref}: skopeo copy failed: {out.strip()[-300:]}",
