@@ -68,6 +68,7 @@ TOP_LEVEL = {
     "console": "util",
     "terminal": "util",
     "interpreter": "util",
+    "transport": "util",
     "spec": "spec",
     "spec_sources": "spec",
     "docgen": "spec",
