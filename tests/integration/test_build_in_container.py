@@ -12,8 +12,9 @@ container; no working container is left; the same command again resumes (nothing
 
 CUDA in a container: torch 1.13.1 from bookworm's source with CUDA 11.8 from bookworm's
 ``nvidia-cuda-toolkit`` (the apt provider, run inside the container, into the shared test cache),
-gcc-11 installed in the container, ``c10_cuda`` plus one ATen kernel for 8.6;9.0: the kernel's
-fat binary holds exactly sm_86 and sm_90 SASS.
+gcc-11 installed in the container, ``c10_cuda`` plus one ATen kernel for 8.6: the kernel's
+fat binary holds exactly sm_86 SASS (one arch: the arch *list* through torch's own CMake is
+proven by test_toolchain_seed004 on the host, 8.6;9.0 — docs/testing.md).
 
 Cost (Debian 12 dev machine, 2 cores, 2026-11-24): debootstrap 23-43 s once, import 5 s, first
 build 1 min 52 s (container setup ~25 s: apt inside, torchsmith's venv; fetch 17 s, configure
@@ -160,8 +161,8 @@ def test_c10_of_debian_260_compiles_inside_a_trixie_container(store: Path, tmp_p
 def test_cuda_118_partial_build_inside_a_bookworm_container(store: Path, tmp_path: Path) -> None:
     """CUDA in a container: Debian bookworm's CUDA 11.8 toolkit (the apt provider run inside,
     into the shared test cache: one download with test_toolchain_apt_cuda118 and seed 004),
-    gcc-11 installed in the container, c10_cuda and one ATen kernel for 8.6;9.0."""
-    what = ["--torch", "1.13.1", "--cuda", "11.8", "--gpu", "8.6", "--gpu", "9.0"]
+    gcc-11 installed in the container, c10_cuda and one ATen kernel for 8.6."""
+    what = ["--torch", "1.13.1", "--cuda", "11.8", "--gpu", "8.6"]
     what += ["--source", "debian", "--toolkit", "apt", "--compiler", "gcc-11"]
     what += ["--build-version", "1.13.1+container"]  # its own workspace, not seed 004's
     what += ["--target", "c10_cuda", "--target", KERNEL_OBJECT]
@@ -173,5 +174,5 @@ def test_cuda_118_partial_build_inside_a_bookworm_container(store: Path, tmp_pat
     build = Path(manifest["source"]["built_in"]) / "build"
     assert "libcudart.so.11.0" in read_elf(build / "lib" / "libc10_cuda.so").needed
     entries = read_elf(build / KERNEL_OBJECT).fatbin
-    assert {e.arch for e in entries if e.kind == "sass"} == {"sm_86", "sm_90"}
+    assert {e.arch for e in entries if e.kind == "sass"} == {"sm_86"}
     assert [e.arch for e in entries if e.kind == "ptx"] == []
