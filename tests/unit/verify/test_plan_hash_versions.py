@@ -38,3 +38,18 @@ def test_an_edited_manifest_is_still_named(tmp_path: Path) -> None:
 def test_the_hash_of_a_current_plan_is_its_own(tmp_path: Path) -> None:
     plan = plan_from_json(json.loads(MANIFEST.read_text()), "manifest")
     assert hash_plan_data(plan.model_dump(mode="json")) == plan.plan_hash()
+
+
+def test_a_library_with_fewer_archs_says_why_it_passes() -> None:
+    # round-3 trial §2: "archs of libtorch_cuda_linalg.so: ok … (no sm_75)" with no detail
+    from torchsmith.inspect.model import Inspection
+    from torchsmith.verify import verify_inspection
+    from torchsmith.verify.expect import load_plan
+
+    inspect = MANIFEST.parents[2] / "inspect"
+    insp = Inspection.model_validate_json((inspect / "inspect-2.14.1-cu130-wheel.json").read_text())
+    checks = verify_inspection(insp, load_plan(inspect / "plans" / "plan-2.14.1-cu130.json"))
+    linalg = next(c for c in checks if c.name == "archs of libtorch_cuda_linalg.so")
+    assert linalg.ok is True and linalg.detail.startswith("no sm_75 here: fine")
+    cuda = next(c for c in checks if c.name == "archs of libtorch_cuda.so")
+    assert cuda.ok is True and cuda.detail == ""
