@@ -55,8 +55,10 @@ def _inside(cp: ContainerPlan, env: dict[str, str], host: HostFacts) -> BuildPla
     return resolve(rs, kb.load(), facts_in(cp.base, rs.spec.cuda, host))
 
 
-def _steps(steps: list[Any]) -> list[tuple[str, str]]:
-    return [(s["name"], s["what"]) if isinstance(s, dict) else (s.name, s.what) for s in steps]
+def _steps(steps: list[Any]) -> list[tuple[str | None, str, str]]:
+    """(subject, name, what) of each step, from the JSON or the plan."""
+    rows = [s if isinstance(s, dict) else s.model_dump(mode="json") for s in steps]
+    return [(r.get("subject"), r["name"], r["what"]) for r in rows]
 
 
 def _same_build(a: BuildPlan, b: BuildPlan) -> None:
@@ -100,3 +102,4 @@ def test_the_dockerfile_runs_the_plan_that_plan_shows(capsys: pytest.CaptureFixt
     _same_build(cp.plan, inner)
     names = [s["name"] for s in shown["steps"]]
     assert names[0] == "fetch" and names.count("publish") == 3  # torch, torchvision, torchaudio
+    assert {s.get("subject") for s in shown["steps"]} == {None, "torchvision", "torchaudio"}
