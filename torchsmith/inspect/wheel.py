@@ -151,10 +151,14 @@ def _libs(
     found: list[LibFile] = []
     with ThreadPoolExecutor(max_workers=workers) as pool:
         jobs = [pool.submit(_one, wheel, i, tmp, workers, on_library) for i in infos]
-        for job in jobs:
-            found.append(job.result())
-            if say is not None and found[-1].size > _BIG:
-                say(f"  read {found[-1].path} ({found[-1].size / 2**20:,.0f} MiB)")
+        try:
+            for job in jobs:
+                found.append(job.result())
+                if say is not None and found[-1].size > _BIG:
+                    say(f"  read {found[-1].path} ({found[-1].size / 2**20:,.0f} MiB)")
+        except BaseException:  # a refused member, Ctrl-C: the queued members are not started
+            pool.shutdown(wait=True, cancel_futures=True)
+            raise
     return found
 
 

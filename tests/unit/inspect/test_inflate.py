@@ -6,6 +6,7 @@ from __future__ import annotations
 import io
 import random
 import struct
+import time
 import zipfile
 from pathlib import Path
 
@@ -129,3 +130,28 @@ def test_a_member_of_zeros_is_refused_at_its_first_bytes(
     with zipfile.ZipFile(path) as zf, pytest.raises(InspectError, match="starts with 00 00"):
         inflate.extract(path, zf.getinfo("torch/lib/libx.so"), out, elf=True)
     assert written == []
+
+
+def test_a_refused_member_stops_the_queued_ones(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "torch-9.9.0-cp311-cp311-linux_x86_64.whl"
+    with zipfile.ZipFile(path, "w", compression=zipfile.ZIP_DEFLATED) as zf:
+        zf.writestr("torch/version.py", "__version__ = '9.9.0'\n")
+        zf.writestr("torch/lib/libbad.so", random.Random(3).randbytes(400_000))  # largest: first
+        for i in range(20):
+            zf.write(LIB, f"torch/lib/libk{i}.so")
+    calls: list[str] = []
+    real = wheel_mod._one
+
+    def counted(wheel: Path, info: zipfile.ZipInfo, *rest: object) -> object:
+        calls.append(info.filename)
+        if calls[1:]:
+            time.sleep(0.2)  # a member after the bad one takes a while: time to cancel the rest
+        return real(wheel, info, *rest)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(wheel_mod, "_one", counted)
+    monkeypatch.setattr(wheel_mod.os, "cpu_count", lambda: 1)
+    with pytest.raises(InspectError, match=r"libbad\.so is not an ELF shared object"):
+        wheel_mod.inspect_wheel(path)
+    assert calls[0] == "torch/lib/libbad.so" and len(calls) <= 3
