@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import importlib.metadata
 import re
+import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,6 +29,11 @@ from torchsmith.errors import PlanError, Problem
 from torchsmith.matrix.combinations import env_text
 from torchsmith.spec import BuildSpec
 from torchsmith.spec_sources import ResolvedSpec, env_name
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
 
 TOOLS = (
     "python3",
@@ -157,8 +163,15 @@ def proxy_env(env: Mapping[str, str]) -> dict[str, str]:
 
 
 def requirements() -> list[str]:
-    """torchsmith's own runtime requirements (no extras), from its installed metadata."""
-    found = importlib.metadata.requires("torchsmith") or []
+    """torchsmith's own runtime requirements (no extras): from the source checkout's
+    pyproject.toml when it runs from one (an editable install's metadata lags it until the
+    next install), else from its installed metadata."""
+    pyproject = package_dir().parent / "pyproject.toml"
+    if pyproject.is_file():
+        data = tomllib.loads(pyproject.read_text(encoding="utf-8"))
+        found: list[str] = list(data.get("project", {}).get("dependencies", []))
+    else:
+        found = importlib.metadata.requires("torchsmith") or []
     return [r.split(";")[0].strip() for r in found if "extra ==" not in r]
 
 

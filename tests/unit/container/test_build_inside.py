@@ -160,3 +160,13 @@ def test_container_flags_on_a_local_build_are_refused(capsys: Any) -> None:
     err = capsys.readouterr().err
     assert "--storage-root and --pull apply to a build in a container" in err
     assert "--backend docker" in err
+
+
+def test_torchsmiths_own_requirements_follow_the_checkouts_pyproject() -> None:
+    """An editable install's metadata lags pyproject.toml until reinstalled: the image then
+    lacked a new dependency (google-re2) and the torchsmith inside failed to import."""
+    from torchsmith.container.inside import tomllib  # tomli before Python 3.11
+
+    pyproject = Path(__file__).resolve().parents[3] / "pyproject.toml"
+    wanted = tomllib.loads(pyproject.read_text())["project"]["dependencies"]
+    assert inside.requirements() == [r.split(";")[0].strip() for r in wanted]
