@@ -29,6 +29,7 @@ def commit(tree: Path | None = None) -> dict[str, Any]:
     """HEAD, and whether the tree differs from it (a dirty tree is said, never hidden). A
     ``tree`` unpacked by ``git archive`` has no .git: its commit is read from the archive's
     header (``git get-tar-commit-id``), saved by the caller as ``tree/COMMIT``."""
+    tree = tree or (ROOT if (ROOT / "COMMIT").is_file() else None)  # run from such a tree
     if tree is not None and (tree / "COMMIT").is_file():
         return {"sha": (tree / "COMMIT").read_text().strip(), "dirty": False, "tree": str(tree)}
     dirty = _git("status", "--porcelain", "--untracked-files=no", "--", "torchsmith", "bench")
