@@ -1,6 +1,7 @@
-"""`torchsmith image`: a build in a container image — the generated Dockerfile (build, verify,
-export and training stages), and, unless ``--dockerfile-only``, the chosen engine runs it: the
-training images into its store, ``--output wheel`` wheels into the output directory, each image
+"""`torchsmith image`: a build in a container image — the generated Dockerfile (a build stage
+that runs `torchsmith build` inside, with the plan `torchsmith plan --backend docker` shows; an
+export stage; training stages), and, unless ``--dockerfile-only``, the chosen engine runs it: the
+training images into its store, the pipeline's artifacts into the output directory, each image
 as an OCI archive with ``--oci-archive DIR``."""
 
 from __future__ import annotations

@@ -97,6 +97,7 @@ def test_the_build_stage_runs_torchsmith_build_inside_with_the_spec(tmp_path: Pa
     assert "git clone" not in text and "apply_fixes" not in text and "setup.py" not in text
     context = tmp_path / "seed-002-cresset-train-images" / "torchsmith"
     assert (context / "lib" / "torchsmith" / "cli.py").is_file()
+    assert (context / "lib" / "torchsmith" / "kb" / "data").is_dir()  # the commits it pins
     assert "pydantic" in (context / "requirements.txt").read_text()
     assert not (context / "fixes.json").exists()
 
