@@ -179,9 +179,10 @@ def _union(pairs: Iterable[tuple[set[str], set[str]]]) -> tuple[frozenset[str], 
     return frozenset(defined), frozenset(undefined - defined)
 
 
-def holes_inside_fatbin(path: Path, holes: list[tuple[int, int]]) -> bool:
-    """Every (start, end) left out of the file at ``path`` lies inside its ``.nv_fatbin``
-    (False for a file that is not ELF: it is read again whole, and refused then)."""
+def holes_inside_fatbin(path: Path, holes: list[tuple[int, int, int]]) -> bool:
+    """Every hole left in the file at ``path`` — and the container it was found in — lies
+    inside its ``.nv_fatbin``, so the section's reader walks the same containers (False for a
+    file that is not ELF: it is read again whole, and refused then)."""
     if not holes:
         return True
     try:
@@ -192,7 +193,7 @@ def holes_inside_fatbin(path: Path, holes: list[tuple[int, int]]) -> bool:
             lo, hi = int(section["sh_offset"]), int(section["sh_offset"] + section["sh_size"])
     except _MALFORMED:
         return False
-    return all(lo <= start and end <= hi for start, end in holes)
+    return all(lo <= box <= start and end <= hi for box, start, end in holes)
 
 
 def read_elf(path: Path, *, arch_flags: bool = False) -> ElfFacts:

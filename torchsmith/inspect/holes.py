@@ -12,6 +12,8 @@ from typing import BinaryIO
 
 from torchsmith.inspect.fatbin import FATBIN_MAGIC
 
+Hole = tuple[int, int, int]
+"""(offset of the container, first byte left out, end): the caller checks all three."""
 _MAGIC = struct.pack("<I", FATBIN_MAGIC)
 _CONTAINER = struct.Struct("<IHHQ")
 _ENTRY = struct.Struct("<HHIQ")  # kind, version, header_size, padded size
@@ -29,7 +31,8 @@ class HoleWriter:
         self.skip_to = 0  # then bytes before this offset are an entry payload: a hole
         self.entry_at = -1  # absolute offset of the next entry header, -1 outside a container
         self.container_end = 0
-        self.holes: list[tuple[int, int]] = []
+        self.holes: list[Hole] = []
+        self.container_start = 0
 
     def write(self, data: bytes) -> None:
         window = self.held + data if self.held else data  # held is rarely more than a header
@@ -38,8 +41,9 @@ class HoleWriter:
 
     def close(self, size: int) -> None:
         self._scan(self.held, final=True)
-        self.dest.truncate(size)
+        self.dest.truncate(size)  # a file ending in a hole gets its full size
         self.dest.flush()
+        self.holes = [(c, lo, min(hi, size)) for c, lo, hi in self.holes if lo < size]
 
     def _keep(self, window: bytes, a: int, b: int) -> None:
         if b > a:
@@ -82,7 +86,7 @@ class HoleWriter:
             return self._outside(window, cur, final)
         self.write_to = at + header if padded >= _MIN_HOLE else stop
         if padded >= _MIN_HOLE:
-            self.holes.append((at + header, stop))
+            self.holes.append((self.container_start, at + header, stop))
             self.skip_to = stop
         self.entry_at = stop
         return self._step(window, cur, final)
@@ -97,7 +101,8 @@ class HoleWriter:
         if len(window) - found < _CONTAINER.size + _ENTRY.size:
             return found  # held back: decided with the next chunk
         _m, _version, header, payload = _CONTAINER.unpack_from(window, found)
-        self.write_to = self.entry_at = self.start + found + header
+        self.container_start = self.start + found
+        self.write_to = self.entry_at = self.container_start + header
         self.container_end = self.entry_at + payload
         return found if found > cur else self._step(window, cur, final)
 

@@ -18,7 +18,7 @@ from types import ModuleType
 from typing import Any, BinaryIO
 
 from torchsmith.errors import InspectError
-from torchsmith.inspect.holes import HoleWriter
+from torchsmith.inspect.holes import Hole, HoleWriter
 
 _LOCAL = struct.Struct("<4s5H3I2H")
 _LOCAL_MAGIC = b"PK\x03\x04"
@@ -121,10 +121,10 @@ def _what(head: bytes) -> str:
 
 def extract(
     wheel: Path, info: zipfile.ZipInfo, dest: BinaryIO, *, holes: bool = False, elf: bool = False
-) -> list[tuple[int, int]]:
+) -> list[Hole]:
     """Member ``info`` of ``wheel`` into ``dest``, checked against its size and CRC-32; opens
     the wheel itself, so threads do not share a file position. ``holes``: leave CUDA fat binary
-    payloads out (:mod:`torchsmith.inspect.holes`); the (start, end) offsets left out.
+    payloads out (:mod:`torchsmith.inspect.holes`); the holes left.
     ``elf``: refuse a member that does not start as an ELF file, as soon as it starts."""
     if info.flag_bits & 0x1:
         raise InspectError(f"{info.filename} is encrypted", "this is not a wheel pip can install")

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import io
 import random
+import re
 import struct
+import tempfile
 import time
 import zipfile
 from pathlib import Path
@@ -78,7 +80,8 @@ def test_holes_leave_out_only_entry_payloads() -> None:
     writer.close(len(data))
     got = out.getvalue()
     assert len(got) == len(data) and len(writer.holes) == 1
-    (lo, hi), = writer.holes
+    ((box, lo, hi),) = writer.holes
+    assert box == start  # the container it was found in
     assert hi - lo == 200_000 and got[lo:hi] == bytes(hi - lo)
     assert got[:lo] == data[:lo] and got[hi:] == data[hi:]
     entries = list(read_fatbin(io.BytesIO(got), start, len(data) - start - 5000))
@@ -95,7 +98,9 @@ def test_holes_in_a_real_nvcc_library_change_no_fact(
     with zipfile.ZipFile(path) as zf, target.open("w+b") as fh:
         holes = inflate.extract(path, zf.getinfo("torch/lib/libx.so"), fh, holes=True)
     assert holes and holes_inside_fatbin(target, holes)
-    assert not holes_inside_fatbin(LIB, [(0, 64)])
+    assert not holes_inside_fatbin(LIB, [(0, 0, 64)])
+    _box, lo, hi = holes[0]
+    assert not holes_inside_fatbin(target, [(0, lo, hi)])  # its container starts outside
     assert read_elf(target) == read_elf(LIB)
 
 
@@ -103,7 +108,7 @@ def test_a_hole_outside_the_fat_binary_means_reading_it_again_whole(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     path = _zip(tmp_path, LIB.read_bytes())
-    monkeypatch.setattr(wheel_mod, "_GPU_NAME", wheel_mod.re.compile("libx"))
+    monkeypatch.setattr(wheel_mod, "_GPU_NAME", re.compile("libx"))
     monkeypatch.setattr(wheel_mod, "holes_inside_fatbin", lambda where, holes: False)
     with zipfile.ZipFile(path) as zf:
         lib = wheel_mod._one(path, zf.getinfo("torch/lib/libx.so"), tmp_path, 1, None)
@@ -151,7 +156,37 @@ def test_a_refused_member_stops_the_queued_ones(
         return real(wheel, info, *rest)  # type: ignore[arg-type]
 
     monkeypatch.setattr(wheel_mod, "_one", counted)
-    monkeypatch.setattr(wheel_mod.os, "cpu_count", lambda: 1)
+    monkeypatch.setattr("os.cpu_count", lambda: 1)
     with pytest.raises(InspectError, match=r"libbad\.so is not an ELF shared object"):
         wheel_mod.inspect_wheel(path)
     assert calls[0] == "torch/lib/libbad.so" and len(calls) <= 3
+
+
+def test_holes_never_change_a_byte_outside_them_on_hostile_input() -> None:
+    """Deterministic fuzz: look-alike containers with lying sizes, cut anywhere."""
+    rng = random.Random(2026)
+    for _ in range(200):
+        data = bytearray(rng.randbytes(rng.randint(0, 300_000)))
+        for _ in range(rng.randint(0, 6)):
+            at = rng.randrange(0, max(1, len(data) - 100)) & ~7
+            head = struct.pack("<IHHQ", FATBIN_MAGIC, 1, 16, rng.choice([0, 80, 1 << 62, 90_000]))
+            entry = struct.pack("<HHIQ", rng.choice([1, 2]), 1, rng.choice([64, 112, 3]),
+                                rng.choice([70_000, 1 << 40, 0]))  # fmt: skip
+            data[at : at + 32] = (head + entry)[: len(data) - at]
+        with tempfile.TemporaryFile() as out:  # a real file: truncate() extends it
+            writer = HoleWriter(out)
+            pos = 0
+            while pos < len(data):
+                step = rng.randint(1, 50_000)
+                writer.write(bytes(data[pos : pos + step]))
+                pos += step
+            writer.close(len(data))
+            out.seek(0)
+            got = out.read()
+        assert len(got) == len(data)
+        mask = bytearray(len(data))
+        for box, lo, hi in writer.holes:
+            assert box < lo
+            assert 0 <= lo < hi <= len(data)
+            mask[lo:hi] = b"\1" * (hi - lo)
+        assert all(m or g == d for g, d, m in zip(got, data, mask, strict=True))

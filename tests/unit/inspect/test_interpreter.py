@@ -54,9 +54,12 @@ def test_inspect_and_against_run_the_relative_interpreter(
     installed_mod.probe(".venv/bin/python", {}, proc.HOST)
     assert calls[0][0] == str(venv_python)
     seen: list[str] = []
-    monkeypatch.setattr(
-        facts_mod, "inspect_artifact", lambda **kw: seen.append(kw["python"]) or 1 / 0
-    )
+
+    def record(**kw: Any) -> None:
+        seen.append(kw["python"])
+        raise ZeroDivisionError  # enough: the interpreter it was given is known
+
+    monkeypatch.setattr(facts_mod, "inspect_artifact", record)
     with pytest.raises(ZeroDivisionError):
         facts_mod.read_against("python:.venv/bin/python", {}, proc.HOST)
     assert seen == [str(venv_python)]
