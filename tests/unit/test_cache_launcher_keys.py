@@ -21,3 +21,14 @@ def test_secret_cache_variables_are_not_copied() -> None:
         "SCCACHE_BASEDIRS": "/w",
         "CMAKE_CXX_COMPILER_LAUNCHER": "/usr/bin/sccache",
     }
+
+
+def test_kept_endpoints_with_user_info_are_masked_in_the_manifest() -> None:
+    """Security review f1b4bec 1.5: SCCACHE_*_ENDPOINT values are kept, and only a scheme made
+    redaction mask their user-info; a scheme-less ``k:pw@minio:9000`` stayed."""
+    from torchsmith.redact import redact_data
+
+    env = {"SCCACHE_ENDPOINT": "AKID:CANARY5@minio:9000",
+           "SCCACHE_REDIS_ENDPOINT": "redis://u:CANARY6@cache:6379"}  # fmt: skip
+    shown = redact_data(launcher_env_keys(env))
+    assert "CANARY" not in str(shown) and shown["SCCACHE_ENDPOINT"] == "***@minio:9000"
