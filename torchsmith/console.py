@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import io
-import json
 import os
 import sys
 from typing import Any
@@ -13,6 +12,7 @@ from rich.markup import escape
 from rich.measure import Measurement
 from rich.table import Table
 
+from torchsmith import jsonout
 from torchsmith.terminal import strip_terminal_codes
 
 
@@ -78,5 +78,6 @@ def _row_lines(grid: Table, cells: list[str]) -> list[str]:
 
 
 def print_json(data: Any) -> None:
-    """Write ``data`` as indented, key-sorted JSON to stdout (the stable machine format)."""
-    sys.stdout.write(json.dumps(data, indent=2, sort_keys=True, default=str) + "\n")
+    """Write ``data`` as indented, key-sorted JSON to stdout (:mod:`torchsmith.jsonout`, which
+    a ``--json`` path can import without rich)."""
+    jsonout.print_json(data)

@@ -44,7 +44,8 @@ def plan_of(args: argparse.Namespace, rs: ResolvedSpec) -> ContainerPlan:
 def print_container_plan(args: argparse.Namespace, rs: ResolvedSpec) -> int:
     """`torchsmith plan --backend docker`: the one container plan, by the route the spec asks
     for (images: `torchsmith image`), step for step what the build inside runs."""
-    from torchsmith.report.plan_view import plan_json, print_plan, shown
+    from torchsmith.report.plan_json import plan_json, shown
+    from torchsmith.report.plan_view import print_plan
 
     ids = (os.getuid(), os.getgid())
     cp = routes.for_spec(rs, kbmod.load(), load_images(), load_host(args), ids)

@@ -26,7 +26,7 @@ from torchsmith.container.engines import EngineChoice
 from torchsmith.container.images import load_images
 from torchsmith.container.planning import ContainerPlan
 from torchsmith.errors import HostError, Problem, SpecError
-from torchsmith.report.plan_view import plan_json
+from torchsmith.report.plan_json import plan_json
 from torchsmith.spec_sources import ResolvedSpec, resolve_spec
 
 NOT_PROBED = "not asked (--dockerfile-only: no engine is needed for this)"

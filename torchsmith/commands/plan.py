@@ -9,9 +9,9 @@ from typing import Any
 
 from torchsmith import kb as kbmod
 from torchsmith.commands.spec_args import add_spec_arguments, load_host, spec_from_args
-from torchsmith.console import print_json
+from torchsmith.jsonout import print_json
 from torchsmith.plan import resolve
-from torchsmith.report.plan_view import plan_json, print_plan, shown
+from torchsmith.report.plan_json import plan_json, shown
 
 
 def _handle(args: argparse.Namespace) -> int:
@@ -30,6 +30,8 @@ def _handle(args: argparse.Namespace) -> int:
     if args.json:
         print_json(plan_json(plan))
     else:
+        from torchsmith.report.plan_view import print_plan  # rich: only for the tables
+
         print_plan(shown(plan))
     return 0
 

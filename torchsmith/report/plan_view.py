@@ -1,6 +1,6 @@
-"""How a plan is shown: the JSON that ``torchsmith plan --json`` prints (URL credentials
-redacted) and the tables a person reads. Shared by ``plan``, ``build --backend docker`` and
-``image``; commands only call these."""
+"""How a plan is shown to a person: its tables (the JSON that ``torchsmith plan --json`` prints
+is :mod:`torchsmith.report.plan_json`, without rich). Shared by ``plan``, ``build --backend
+docker`` and ``image``; commands only call these."""
 
 from __future__ import annotations
 
@@ -11,19 +11,6 @@ from rich.table import Table
 
 from torchsmith.console import out, print_table, table
 from torchsmith.plan_model import BuildPlan, Decision
-from torchsmith.redact import redact_data
-
-
-def plan_json(plan: BuildPlan) -> dict[str, Any]:
-    """The plan as printed: URL credentials redacted (the hash does not depend on them)."""
-    data: dict[str, Any] = redact_data(plan.model_dump(mode="json"))
-    data["plan_hash"] = plan.plan_hash()
-    return data
-
-
-def shown(plan: BuildPlan) -> BuildPlan:
-    """``plan`` with URL credentials redacted, for printing."""
-    return BuildPlan.model_validate(redact_data(plan.model_dump(mode="json")))
 
 
 def _decisions_table(plan: BuildPlan) -> Table:
