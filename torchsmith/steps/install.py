@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from torchsmith.errors import BuildError, InternalError
+from torchsmith.interpreter import invocable
 from torchsmith.steps.context import BuildContext
 from torchsmith.steps.state import BuildState
 from torchsmith.verify import verify_artifact
@@ -32,7 +33,7 @@ def target_python(ctx: BuildContext) -> str:
     python = ctx.plan.install_python
     if python is None:  # the planner refuses --output install without one
         raise InternalError("the install step has no interpreter", "report this as a bug")
-    return python
+    return invocable(python)  # a relative path names the same file from the smoke's directory
 
 
 def refuse_build_env(python: str, build_venv: Path) -> None:

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Literal
 
 from torchsmith.errors import HostError, ToolError, UsageError
+from torchsmith.interpreter import invocable
 from torchsmith.proc import relevant_lines
 from torchsmith.runner import Runner
 from torchsmith.verify.model import Check
@@ -113,7 +114,7 @@ def _prepare(
 ) -> str:
     """The interpreter to test with (a fresh venv unless mode is 'interpreter')."""
     if opts.mode == "interpreter":
-        return opts.python
+        return invocable(opts.python)  # the tests run in the workdir: a relative path breaks
     venv = opts.workdir / "venv"
     log = opts.workdir / "smoke.log"
     extra = ["--system-site-packages"] if opts.mode == "venv-system" else []

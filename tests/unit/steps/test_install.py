@@ -81,3 +81,15 @@ def test_an_interpreter_path_given_as_the_python_version_points_to_install_pytho
     with pytest.raises(ValidationError, match="install_python"):
         BuildSpec(python="/opt/venv/bin/python")
     assert BuildSpec(install_python="/opt/venv/bin/python").python is None
+
+
+def test_a_relative_install_python_becomes_absolute(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from types import SimpleNamespace
+
+    from torchsmith.steps.install import target_python
+
+    monkeypatch.chdir(tmp_path)
+    ctx = SimpleNamespace(plan=SimpleNamespace(install_python=".venv/bin/python"))
+    assert target_python(ctx) == str(tmp_path / ".venv/bin/python")  # type: ignore[arg-type]

@@ -65,3 +65,14 @@ def test_pip_steps_are_passed_on_as_progress(
     assert any("pip: Collecting nvidia-cudnn-cu12" in h for h in heard)
     assert any("pip: Successfully installed" in h for h in heard)
     assert not any("detail" in h for h in heard)
+
+
+def test_a_relative_interpreter_is_run_from_the_smoke_workdir_by_its_absolute_path(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # --install-python .venv/bin/python (and verify --python): the tests run in the workdir
+    monkeypatch.chdir(tmp_path)
+    opts = SmokeOptions(
+        python=".venv/bin/python", workdir=tmp_path / "w", runner=proc.HOST, mode="interpreter"
+    )
+    assert _prepare(None, opts, {}, lambda _line: None) == str(tmp_path / ".venv/bin/python")
