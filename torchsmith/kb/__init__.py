@@ -41,11 +41,6 @@ if TYPE_CHECKING:
         Release,
     )
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover
-    import tomli as tomllib
-
 SCHEMA_VERSION = 1
 M = TypeVar("M", bound="BaseModel")
 # table name in the data files -> its record model in torchsmith.kb.models
@@ -280,7 +275,18 @@ def _read_all() -> Records:
     return _compiled_current() or _parse_toml_files()
 
 
+def _toml() -> Any:
+    """The TOML parser, imported only when the TOML files are read (compiled.json stale or
+    being written): start-up time."""
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover
+        import tomli as tomllib
+    return tomllib
+
+
 def _parse_toml_files() -> Records:
+    tomllib = _toml()
     merged: Records = {}
     for entry in _data_files():
         try:
