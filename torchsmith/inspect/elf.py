@@ -154,11 +154,17 @@ def _wanted_offsets(fh: BinaryIO, elf: ELFFile, strtab: str) -> dict[int, str]:
     offset, size = _section_range(fh, elf, strtab)
     found: dict[int, str] = {}
     for pos, data in _chunks(fh, offset, size, overlap=_LONGEST + 1):
-        for name in _WANTED:
-            at = data.find(name + b"\0")
-            while at >= 0:
-                found[pos + at] = name.decode()
-                at = data.find(name + b"\0", at + 1)
+        found |= _names_in(pos, data)
+    return found
+
+
+def _names_in(pos: int, data: bytes) -> dict[int, str]:
+    found: dict[int, str] = {}
+    for name in _WANTED:
+        at = data.find(name + b"\0")
+        while at >= 0:
+            found[pos + at] = name.decode()
+            at = data.find(name + b"\0", at + 1)
     return found
 
 
