@@ -85,8 +85,17 @@ def check_rpaths(libs: list[Library]) -> list[str]:
     return [lib.member for lib in libs]
 
 
+LOADERS = ("ld-linux", "ld64.so.")
+"""The ELF dynamic loader (ld-linux-x86-64.so.2; ld64.so.1/2 on ppc64le/s390x): always the
+system's, as auditwheel excludes it (auditwheel/policy/__init__.py, filter_libs). Debian's
+libjpeg and libpng name it among their NEEDED (measured: the grafted copies in a torchvision
+0.21.0 wheel repaired on Debian 12, 2026-11-27)."""
+
+
 def _external(soname: str, inside: set[str], allowed: frozenset[str], kept: list[str]) -> bool:
     if soname in inside or soname in allowed or TORCH_LIBS.match(soname):
+        return False
+    if soname.startswith(LOADERS):
         return False
     return not any(fnmatch.fnmatch(soname, pattern) for pattern in kept)
 

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from torchsmith.companions.wheelcheck import (
+    Library,
     check_external,
     check_repaired,
     check_rpaths,
@@ -81,3 +82,12 @@ def test_the_policy_lists_are_auditwheels_own() -> None:
     assert "libjpeg.so.62" not in system_allowed("manylinux_2_34_x86_64")
     assert system_allowed("manylinux2014_x86_64") == system_allowed("manylinux_2_17_x86_64")
     assert system_allowed("linux_x86_64") == frozenset()
+
+
+def test_the_dynamic_loader_is_always_the_systems() -> None:
+    """Debian's libjpeg/libpng name ld-linux-x86-64.so.2 among their NEEDED (the real repair
+    of torchvision 0.21.0 failed verify on it); auditwheel never grafts the loader either."""
+    lib = Library("torchvision.libs/libpng16-1a2b.so.16", ("ld-linux-x86-64.so.2", "libc.so.6"), ())
+    assert check_external([lib], "manylinux_2_34_x86_64", []) == [
+        "torchvision.libs/libpng16-1a2b.so.16"
+    ]
