@@ -15,6 +15,7 @@ the bundle is pinned and the knowledge base records the same identity for the or
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import get_args
@@ -126,6 +127,12 @@ def checked_identity(manifest: BundleManifest, root: Path, pinned: bool) -> tupl
     return original.identity, f"{note}; bundle pinned by sha256"
 
 
+_DEBIAN_PACKAGE = re.compile(r"[a-z0-9][a-z0-9+.-]+(:[a-z0-9-]+)?")
+"""Debian Policy 5.6.1 (https://www.debian.org/doc/debian-policy/ch-controlfields.html#source):
+lower case letters, digits, '+', '-' and '.', two characters at least, starting alphanumeric;
+an architecture qualifier may follow a ':'."""
+
+
 def _check_build_deps(
     manifest: BundleManifest,
     env: Mapping[str, str],
@@ -134,6 +141,12 @@ def _check_build_deps(
     runner: Runner,
 ) -> None:
     packages = str(manifest.details.get(BUILD_DEPENDS, "")).split()
+    odd = [name for name in packages if not _DEBIAN_PACKAGE.fullmatch(name)]
+    if odd:  # they would reach apt-get's argv: '-oDPkg::Pre-Invoke::=…' runs a command as root
+        raise SourceError(
+            f"the bundle names {odd[0][:80]!r} as a build dependency: not a Debian package name",
+            "use a bundle `torchsmith source bundle` wrote; this one was edited or forged",
+        )
     if manifest.kind == "debian" and packages:
         why = f"building the bundled Debian source of {manifest.version}"
         hostdeps.ensure_packages(

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from torchsmith.errors import HostError
+from torchsmith.errors import HostError, SourceError
 from torchsmith.plan_model import SourcePlan
 from torchsmith.proc import HOST
 from torchsmith.sources import fetch_source
@@ -54,3 +54,21 @@ def test_the_building_machine_checks_the_bundled_debian_deps(
     plan = SourcePlan(kind="bundle", location=str(out), ref=str(out), reason="t")
     with pytest.raises(HostError, match=r"2 Debian package.*libopenblas-dev libprotobuf-dev"):
         fetch_source(plan, tmp_path / "airgap", {}, runner=HOST)
+
+
+@pytest.mark.parametrize("name", ["-oDPkg::Pre-Invoke::=touch /tmp/x", "--allow-downgrades", "A"])
+def test_a_forged_build_dependency_never_reaches_apt(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str
+) -> None:
+    tree = _debian_tree(tmp_path)
+    tree = dataclasses.replace(tree, details={**tree.details, BUILD_DEPENDS: f"cmake {name}"})
+    out = tmp_path / "b.tar.gz"
+    write_bundle(tree, out)
+    asked: list[list[str]] = []
+    monkeypatch.setattr(hostdeps_mod, "missing_packages", lambda pkgs, env: asked.append(pkgs))
+    monkeypatch.setattr("torchsmith.sources.bundle.check_identity", lambda t, k: NOT_RECORDED)
+    monkeypatch.setattr("torchsmith.sources.check_identity", lambda tree, kb: NOT_RECORDED)
+    plan = SourcePlan(kind="bundle", location=str(out), ref=str(out), reason="t")
+    with pytest.raises(SourceError, match="not a Debian package name"):
+        fetch_source(plan, tmp_path / "airgap", {}, install_deps=True, runner=HOST)
+    assert asked == []
