@@ -25,6 +25,7 @@ from torchsmith.inspect.gpucode import arch_sort_key, summarise
 from torchsmith.inspect.meta import torch_requirements
 from torchsmith.inspect.model import GpuCode
 from torchsmith.inspect.wheel import _open, _text, shared_objects
+from torchsmith.inspect.wheel_checks import check_members, check_platform
 
 COMPANIONS = ("torchvision", "torchaudio", "torchtext")
 TORCH_LIBS = re.compile(
@@ -137,6 +138,8 @@ def inspect_companion_wheel(path: Path) -> CompanionInspection:
     name, version, _build, _tags = parse_wheel_filename(path.name)
     with _open(path) as zf, tempfile.TemporaryDirectory(prefix="torchsmith-inspect-") as tmp:
         metadata = _text(zf, ".dist-info/METADATA")
+        check_platform(path)
+        check_members(zf, path)
         modules = list(_modules(zf, Path(tmp)))
     return CompanionInspection(
         location=str(path),

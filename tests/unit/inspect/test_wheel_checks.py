@@ -75,3 +75,14 @@ def test_a_macos_wheel_is_named_before_anything_is_read(tmp_path: Path) -> None:
     with pytest.raises(InspectError, match=r"is a macOS wheel; torchsmith reads Linux"):
         inspect_wheel(_wheel(tmp_path, name=name))
     check_platform(Path("torch-2.6.0-cp311-cp311-manylinux_2_28_aarch64.whl"))
+
+
+def test_a_companion_wheel_with_escaping_members_is_refused(tmp_path: Path) -> None:
+    from torchsmith.inspect.companion import inspect_companion_wheel
+
+    path = tmp_path / "torchvision-0.21.0-cp311-cp311-linux_x86_64.whl"
+    with zipfile.ZipFile(path, "w") as zf:
+        zf.writestr("torchvision-0.21.0.dist-info/METADATA", "Name: torchvision\n")
+        zf.writestr("../../etc/cron.d/x", "x")
+    with pytest.raises(InspectError, match="escape the install directory"):
+        inspect_companion_wheel(path)
