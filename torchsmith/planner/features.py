@@ -69,11 +69,29 @@ def resolve_linking(
             result[lib] = decide(None, "default", f"{lib} is off")
         elif ctx.asked(key):
             result[lib] = ctx.user(key, value)
+        elif ctx.spec.preset == "official" and _official_pins(ctx, cuda):
+            result[lib] = decide("pip-deps", "kb", _PIP_DEPS_WHY.format(cuda=cuda))
         elif ctx.spec.preset == "official" and lib != "cuda" and _official_static(ctx, lib, cuda):
             result[lib] = decide("static", "kb", official.static_why(lib))
         else:
             result[lib] = decide("dynamic", "default", "PyTorch's default: shared libraries")
     return result
+
+
+_PIP_DEPS_WHY = (
+    "the official wheels for CUDA {cuda} take the CUDA libraries from the nvidia-* wheels they "
+    "pin (kb/data/nvidia_wheels.toml); --link LIB=dynamic to link the toolkit's instead"
+)
+
+
+def _official_pins(ctx: Ctx, cuda: str) -> bool:
+    """``--preset official`` for a release and CUDA whose official wheels' nvidia-* pins are
+    recorded: link as those wheels do (round-3 trial O11: the official 2.6.0 cu124 wheel failed
+    verify against a 'dynamic' official plan)."""
+    from torchsmith.kb.pipdeps import pins_for
+
+    rel = ctx.release
+    return pins_for(rel.torch if rel else ctx.spec.torch, cuda) is not None
 
 
 def _official_static(ctx: Ctx, lib: str, cuda: str) -> bool:
