@@ -64,9 +64,25 @@ def resolve_against(ctx: Ctx, facts: TorchFacts) -> Decision[Any]:
         ctx.release = ctx.kb.release(release)
     except UnknownEntryError as exc:
         ctx.problem(f"--against torch {facts.version}: {exc.message}", exc.hint, "against")
+    _same_abi(ctx, facts)
     shown = facts.runtime_version or facts.version
     return decide(
         facts.version, "host", f"torch {shown} of --against {facts.location} (read by inspect)"
+    )
+
+
+def _same_abi(ctx: Ctx, facts: TorchFacts) -> None:
+    """``--cxx11-abi``/``--no-cxx11-abi`` cannot differ from the --against torch's own ABI: the
+    companions follow the torch they load (round-3 trial B17: the flag was silently ignored)."""
+    asked, has = ctx.spec.cxx11_abi, facts.cxx11_abi
+    if asked is None or has is None or asked == has:
+        return
+    ctx.problem(
+        f"--{'' if asked else 'no-'}cxx11-abi, but the --against torch uses "
+        f"_GLIBCXX_USE_CXX11_ABI={int(has)} ({facts.abi_evidence[:200]})",
+        "drop the flag: companions are compiled with the ABI of the torch they are built "
+        "against",
+        "cxx11_abi",
     )
 
 

@@ -265,3 +265,12 @@ def test_a_source_for_a_companion_not_asked_for_is_refused_not_dropped(tmp_path:
     said = info.value.render()
     assert "--companion-source for torchaudio, which this build does not build" in said
     assert "add --with torchaudio" in said
+
+
+def test_an_abi_flag_other_than_the_against_torchs_is_refused() -> None:
+    # round-3 trial B17: --cxx11-abi against the (ABI 0) official 2.6.0 wheel was ignored
+    vision = ("torchvision",)
+    assert "--cxx11-abi, but the --against torch uses _GLIBCXX_USE_CXX11_ABI=0" in refusal(
+        companions=vision, cxx11_abi=True
+    )
+    assert plan(companions=vision, cxx11_abi=False).torch.value == "2.6.0"  # the same ABI
