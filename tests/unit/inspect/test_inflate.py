@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.resources import require_module
 from torchsmith.errors import InspectError
 from torchsmith.inspect import inflate
 from torchsmith.inspect import wheel as wheel_mod
@@ -35,7 +36,7 @@ def _zip(tmp_path: Path, data: bytes, method: int = zipfile.ZIP_DEFLATED) -> Pat
 def test_every_inflater_gives_the_member(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, codec: str
 ) -> None:
-    pytest.importorskip(codec.split(".", maxsplit=1)[0])
+    require_module(codec.split(".", maxsplit=1)[0], "pip install -e '.[dev]' (isal, zlib-ng)")
     monkeypatch.setattr(inflate, "_CODECS", (codec,) if codec != "zlib" else ())
     data = random.Random(1).randbytes(300_000) + bytes(5_000_000)  # a zero run: many outputs
     for method in (zipfile.ZIP_DEFLATED, zipfile.ZIP_STORED):
