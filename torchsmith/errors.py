@@ -72,6 +72,19 @@ class PlanError(TorchsmithError):
         super().__init__("\n".join(lines), hint)
 
 
+class NotReadyError(PlanError):
+    """The combination is valid, but the machine lacks what torchsmith cannot supply
+    (`build`'s gate on the plan's readiness table): the same exit code as a refused plan."""
+
+    title = "this machine cannot build it yet"
+
+    def __init__(self, problems: Sequence[Problem], hint: str = "") -> None:
+        super().__init__(problems, hint)
+        lines = [f"{len(self.problems)} tool(s) missing on this machine:"]
+        lines += [f"  - {p.render()}" for p in self.problems]
+        self.message = "\n".join(lines)
+
+
 class KnowledgeBaseError(TorchsmithError):
     """A knowledge-base data file is malformed (a fact without a source, a bad value...)."""
 

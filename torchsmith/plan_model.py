@@ -133,7 +133,16 @@ class PlanStep(_Frozen):
 
 
 HASH_EXCLUDES = frozenset(
-    {"warnings", "output_dir", "outputs", "cache_dir", "cache_setup", "install_python", "steps"}
+    {
+        "warnings",
+        "output_dir",
+        "outputs",
+        "cache_dir",
+        "cache_setup",
+        "install_python",
+        "steps",
+        "readiness",
+    }
 )
 """Plan keys left out of :meth:`BuildPlan.plan_hash` (they do not change the build's result)."""
 
@@ -145,6 +154,20 @@ def hash_plan_data(data: dict[str, Any]) -> str:
     kept = {k: v for k, v in data.items() if k not in HASH_EXCLUDES}
     text = json.dumps(redact_data(kept), sort_keys=True)
     return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+class ReadinessItem(_Frozen):
+    """One tool the build needs on the machine it is planned for: the machine's answer, kept
+    apart from the combination's (a missing tool is a row here, never a conflict)."""
+
+    tool: str = Field(description="e.g. 'CUDA toolkit (nvcc)', 'host compiler'")
+    needed: str = Field(description="what the combination needs, e.g. 'CUDA 12.8'")
+    found: str = Field(description="what the machine has")
+    provider: str = Field(description="how torchsmith or the user provides it")
+    ready: bool = Field(description="usable now, or supplied by torchsmith during the build")
+    provisionable: bool = Field(
+        True, description="`torchsmith build` can go on (it supplies or checks it itself)"
+    )
 
 
 class BuildPlan(_Frozen):
@@ -184,6 +207,10 @@ class BuildPlan(_Frozen):
     )
     steps: list[PlanStep]
     warnings: list[str] = Field(default_factory=list)
+    readiness: list[ReadinessItem] = Field(
+        default_factory=list,
+        description="the machine's answer: what it has of what the build needs (not hashed)",
+    )
     companion_build: CompanionBuildPlan | None = Field(
         None,
         description="companions built against a given torch (--against); absent otherwise",
@@ -198,6 +225,11 @@ class BuildPlan(_Frozen):
         if data.get("companion_build", 0) is None:
             del data["companion_build"]
         return data
+
+    @property
+    def ready(self) -> bool:
+        """The machine this plan was made for can run it now (or torchsmith supplies the rest)."""
+        return all(item.ready for item in self.readiness)
 
     def env_dict(self) -> dict[str, str]:
         """The environment variables of the build (fix-provided ones included)."""

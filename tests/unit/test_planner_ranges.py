@@ -92,9 +92,8 @@ def test_an_unshipped_cuda_without_gpu_targets_gets_the_nearest_official_list_cl
 
 def test_the_nearest_list_drops_what_that_nvcc_cannot_target() -> None:
     # 2.0's CUDA 11.8 list has 3.7, which CUDA 12.1's nvcc no longer compiles
-    with pytest.raises(PlanError) as info:  # no CUDA 12.1 toolkit on the CI host
-        _plan(torch="2.0.1", accelerator="12.1", python="3.10")
-    assert "gpus" not in {p.field for p in info.value.problems}
+    p = _plan(torch="2.0.1", accelerator="12.1", python="3.10")  # valid; CI host: no 12.1
+    assert not p.ready and p.arch_list == "5.0;6.0;7.0;7.5;8.0;8.6;9.0"
     kb = load()
     ctx = Ctx(spec=BuildSpec(torch="2.0.1"), origins={}, kb=kb, host=ci_host())
     ctx.release = kb.release("2.0.1")

@@ -17,6 +17,7 @@ from torchsmith.console import out, print_json
 from torchsmith.doctor import diagnose
 from torchsmith.errors import BuildError, UsageError
 from torchsmith.plan import resolve
+from torchsmith.planner.readiness import refuse_not_ready
 from torchsmith.proc import HOST
 from torchsmith.report.eta import eta_for_plan
 from torchsmith.report.progress import make_reporter
@@ -56,6 +57,7 @@ def _run(args: argparse.Namespace, env: dict[str, str]) -> BuildResult:
     host = load_host(args)
     resolved = spec_from_args(args, env)
     plan = resolve(resolved, kbmod.load(), host, against=against_of(resolved, env, HOST))
+    refuse_not_ready(plan)  # the machine's answer: a toolkit nothing here can supply
     root = args.cache_root or default_cache_root(env)
     options = BuildOptions(
         cache_root=Path(root).expanduser().resolve(),

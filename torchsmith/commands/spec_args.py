@@ -105,9 +105,30 @@ def _add_what(g: argparse._ArgumentGroup) -> None:
     )
 
 
+# 'container' (the toolkit of a container image) is not a choice: a container build's toolkit is
+# its image's, planned by `torchsmith image` / --backend docker (issue 24).
+TOOLKITS = tuple(t for t in get_args(ToolkitProvider) if t != "container")
+
+
+def _toolkit(text: str) -> str:
+    if text == "container":
+        raise argparse.ArgumentTypeError(
+            "'container' is not a toolkit provider of this machine: a container build takes "
+            "its image's toolkit — run `torchsmith image` (or `plan --backend docker`) instead"
+        )
+    if text not in TOOLKITS:
+        raise argparse.ArgumentTypeError(f"{text!r}: choose from {', '.join(TOOLKITS)}")
+    return text
+
+
 def _add_how(g: argparse._ArgumentGroup) -> None:
     """How to build it: toolkit, compiler, ABI, source, targets, jobs, compiler cache."""
-    g.add_argument("--toolkit", choices=get_args(ToolkitProvider))
+    g.add_argument(
+        "--toolkit",
+        type=_toolkit,
+        metavar="{" + ",".join(TOOLKITS) + "}",
+        help="where nvcc comes from (default auto: this machine's, else a download)",
+    )
     g.add_argument("--compiler", help="gcc-11, clang-14, ...")
     abi = g.add_mutually_exclusive_group()
     abi.add_argument("--cxx11-abi", dest="cxx11_abi", action="store_true", default=None)

@@ -120,8 +120,14 @@ def _plan(ctx: Ctx, can: Capabilities, against: TorchFacts | None = None) -> Bui
         **_as_asked(ctx.spec),
         companion_build=build,
         steps=_steps(ctx, build, against, (source, cuda.value, toolkit.value, fixes)),
-        warnings=ctx.warnings,
+        **_notes(ctx),
     )
+
+
+def _notes(ctx: Ctx) -> dict[str, Any]:
+    """What the plan says besides its decisions: warnings, and the machine's answer
+    (the readiness table, planner/readiness.py), kept apart from the combination's."""
+    return {"warnings": ctx.warnings, "readiness": ctx.readiness}
 
 
 def _as_asked(spec: BuildSpec) -> dict[str, Any]:

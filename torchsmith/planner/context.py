@@ -12,7 +12,7 @@ from torchsmith.errors import Problem, UnknownEntryError
 from torchsmith.host.model import HostFacts
 from torchsmith.kb import KnowledgeBase
 from torchsmith.kb.models import Release
-from torchsmith.plan_model import Decision, DecisionOrigin
+from torchsmith.plan_model import Decision, DecisionOrigin, ReadinessItem
 from torchsmith.spec import BuildSpec
 from torchsmith.spec_sources import Origin
 
@@ -31,6 +31,8 @@ class Ctx:
     release: Release | None = None
     problems: list[Problem] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    readiness: list[ReadinessItem] = field(default_factory=list)
+    """The machine's answer (planner/readiness.py), kept apart from ``problems``."""
 
     def debian_system_python(self) -> bool:
         """A Debian source built with the suite's own python3 (no --python, or the same

@@ -8,13 +8,19 @@ from typing import Any
 
 from packaging.version import Version
 
-from torchsmith.errors import PlanError, UnknownEntryError
+from torchsmith.errors import UnknownEntryError
 from torchsmith.host.model import Compiler
 from torchsmith.kb.models import CudaRelease, Fix, Release
 from torchsmith.plan_model import Decision
 from torchsmith.planner.context import Ctx, decide
 from torchsmith.planner.ranges import check_cuda_min, gcc_way_out
-from torchsmith.planner.toolkit_select import select_toolkit
+from torchsmith.planner.readiness import (
+    compiler_row,
+    compilers_found,
+    first_toolkit,
+    toolkit_row,
+)
+from torchsmith.planner.toolkit_offers import OFFERERS
 
 _COMPILER_RE = re.compile(r"^(gcc|clang)-?(\d+)$")
 Refusal = Callable[[int], Fix | None]
@@ -108,12 +114,14 @@ def resolve_toolkit(ctx: Ctx, cuda: str | None) -> Decision[Any]:
             f"the {ctx.spec.backend} backend's NVIDIA CUDA {cuda} devel image provides nvcc",
         )
     wanted = ctx.spec.toolkit
-    try:
-        asked = None if wanted == "auto" else wanted
-        provider, reason = select_toolkit(cuda, ctx.host, wanted=asked)
-    except PlanError as exc:
-        ctx.problems.extend(exc.problems)
-        return decide(None, "kb", "no provider")
+    names = [n for n in OFFERERS if wanted in ("auto", n)]
+    found = [OFFERERS[n](cuda, ctx.host) for n in names]
+    ctx.readiness.append(toolkit_row(cuda, ctx.host, found))
+    chosen = first_toolkit(found)
+    if chosen is None:  # the machine's answer, not the combination's: see the readiness table
+        reason = f"no CUDA {cuda} on this machine yet: install it (readiness), then it is found"
+        return decide("system", "host", reason)
+    provider, reason = chosen.provider, chosen.reason
     if wanted != "auto":
         return ctx.user("toolkit", provider, reason)
     return decide(provider, "host" if provider == "system" else "kb", reason)
@@ -202,13 +210,11 @@ def resolve_compiler(ctx: Ctx, cuda: CudaRelease | None, refused: Refusal) -> De
     if skipped:
         fix = refused(skipped[0])
         bound += f"; gcc {', '.join(map(str, skipped))} skipped: {fix.title if fix else ''}"
+    have = compilers_found(ctx.host)
     if fits:
         best = fits[-1]
+        ctx.readiness.append(compiler_row(best.label, have, bound, here=True))
         return decide(best.label, "host", f"newest gcc here that fits ({bound}): {best.cc}")
     major = _fallback_major(ctx, cuda, refused)
-    ctx.warnings.append(
-        f"gcc-{major} is needed ({bound}) but not installed here; where this distribution "
-        f"packages it: apt-get install gcc-{major} g++-{major}, or --install-deps "
-        f"(`apt-cache policy gcc-{major}` tells; `torchsmith build` checks before any work)"
-    )
-    return decide(f"gcc-{major}", "kb", f"{bound}; not installed here yet")
+    ctx.readiness.append(compiler_row(f"gcc-{major}", have, bound, here=False))
+    return decide(f"gcc-{major}", "kb", f"{bound}; not installed here yet (readiness)")

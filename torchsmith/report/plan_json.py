@@ -13,6 +13,7 @@ def plan_json(plan: BuildPlan) -> dict[str, Any]:
     """The plan as printed: URL credentials redacted (the hash does not depend on them)."""
     data: dict[str, Any] = redact_data(plan.model_dump(mode="json"))
     data["plan_hash"] = plan.plan_hash()
+    data["ready"] = plan.ready  # the machine's answer (``readiness``), apart from the plan's
     return data
 
 

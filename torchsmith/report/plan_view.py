@@ -54,6 +54,31 @@ def print_plan(plan: BuildPlan) -> None:
     out.print("[bold]steps[/]: " + " → ".join(s.label for s in plan.steps))
     for warning in plan.warnings:
         out.print(f"[yellow]warning:[/] {escape(warning)}")
+    print_readiness(plan)
+
+
+def print_readiness(plan: BuildPlan) -> None:
+    """The machine's answer, after the combination's: the readiness table and a one-line
+    verdict (the combination is valid either way: `plan` printed it)."""
+    if not plan.readiness:
+        return
+    grid = table("this machine (readiness)", "tool", "needed", "found", "provided by")
+    for item in plan.readiness:
+        mark = "" if item.ready else "✗ "
+        grid.add_row(escape(mark + item.tool), escape(item.needed), escape(item.found),
+                     escape(item.provider))  # fmt: skip
+    print_table(grid)
+    if plan.ready:
+        out.print("[bold]ready[/]: yes — this machine can run the plan")
+        return
+    stop = any(not i.provisionable for i in plan.readiness if not i.ready)
+    then = (
+        "install the ✗ rows first (`torchsmith build` refuses until then)"
+        if stop
+        else "`torchsmith build` checks the ✗ rows before any work (--install-deps installs them)"
+    )
+    verdict = "no — the combination is valid; this machine cannot run it yet"
+    out.print(f"[bold]ready[/]: {verdict}: {then}")
 
 
 def _print_companion_builds(plan: BuildPlan) -> None:

@@ -87,7 +87,7 @@ def plan_from_json(data: Any, origin: str = "plan") -> BuildPlan:
     if isinstance(data, dict) and isinstance(data.get("plan"), dict):
         data = data["plan"]
     elif isinstance(data, dict):
-        data = {k: v for k, v in data.items() if k != "plan_hash"}
+        data = {k: v for k, v in data.items() if k not in ("plan_hash", "ready")}  # computed
     raw: dict[str, Any] = data if isinstance(data, dict) else {}
     try:
         plan = BuildPlan.model_validate(data)

@@ -81,10 +81,12 @@ def test_compiler_the_cuda_rejects_is_refused_with_the_one_that_works() -> None:
     assert "--compiler gcc-11" in text and "apt-get install gcc-11 g++-11" in text
 
 
-def test_missing_fitting_compiler_is_planned_with_a_warning() -> None:
+def test_missing_fitting_compiler_is_planned_with_a_readiness_row() -> None:
     p = plan(torch="1.13.1", accelerator="11.8", gpus=("8.6",))
     assert p.compiler.value == "gcc-11" and p.compiler.origin == "kb"
-    assert any("gcc-11 is needed" in w for w in p.warnings)
+    row = next(r for r in p.readiness if r.tool == "host compiler")
+    assert row.needed.startswith("gcc-11") and not row.ready and row.provisionable
+    assert not any("gcc-11 is needed" in w for w in p.warnings)  # the machine's, not a warning
     assert any("not among torch 1.13.1's official CUDA versions" in w for w in p.warnings)
 
 
@@ -196,9 +198,12 @@ def test_pep440_build_version_and_none_for_main() -> None:
         plan(build_version="[/x]")
 
 
-def test_cuda_no_provider_can_supply_is_refused_naming_the_ways_out() -> None:
-    text = problems(torch="1.13.1", accelerator="11.7", gpus=("8.6",))
-    assert "no provider can supply a CUDA 11.7 compiler here" in text
+def test_cuda_no_provider_can_supply_is_a_readiness_row_naming_the_ways_out() -> None:
+    p = plan(torch="1.13.1", accelerator="11.7", gpus=("8.6",))  # valid: planned, not ready
+    row = next(r for r in p.readiness if r.tool == "CUDA toolkit (nvcc)")
+    assert not p.ready and not row.ready and not row.provisionable
+    assert p.toolkit.value == "system" and "no CUDA 11.7 on this machine yet" in p.toolkit.reason
+    text = row.provider
     assert "nvidia/cuda:11.7" in text and "conda install" in text
     assert "--backend docker" not in text  # not offered while the pipeline cannot run it
     assert "cuda-toolkit-11-7" in text  # NVIDIA's apt/dnf repository
@@ -209,7 +214,7 @@ def test_cuda_no_provider_can_supply_is_refused_naming_the_ways_out() -> None:
 def test_a_missing_compiler_is_not_promised_by_apt() -> None:
     """New-user trial §4: the plan said `apt-get install gcc-6` on Debian 12, which has none."""
     p = plan(torch="1.13.1", accelerator="11.8", gpus=("8.6",))  # the CI host has only gcc 12
-    note = next(w for w in p.warnings if "gcc-11 is needed" in w)
+    note = next(r.provider for r in p.readiness if r.needed.startswith("gcc-11"))
     assert "where this distribution packages it" in note and "apt-cache policy gcc-11" in note
 
 
