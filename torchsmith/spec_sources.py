@@ -7,7 +7,6 @@ Each resolved key remembers where it came from (:data:`Origin`), so ``torchsmith
 
 from __future__ import annotations
 
-import difflib
 import functools
 import sys
 from collections.abc import Mapping
@@ -20,11 +19,6 @@ from pydantic import BaseModel, ValidationError
 from torchsmith.errors import Problem, SpecError
 from torchsmith.redact import redact_url
 from torchsmith.spec import BuildSpec, CompanionSource
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover
-    import tomli as tomllib
 
 Origin = Literal["default", "file", "env", "cli"]
 ENV_PREFIX = "TORCHSMITH_"
@@ -75,6 +69,8 @@ def spec_keys(model: type[BaseModel] = BuildSpec, prefix: str = "") -> dict[str,
 
 
 def _suggest(word: str, choices: list[str]) -> str:
+    import difflib  # only for a misspelt key
+
     close = difflib.get_close_matches(word, choices, n=1, cutoff=0.6)
     return f"did you mean {close[0]!r}?" if close else f"known keys: {', '.join(sorted(choices))}"
 
@@ -166,6 +162,10 @@ def _read_problem(path: Path, exc: Exception) -> Problem:
 
 
 def _load_toml(path: Path) -> tuple[dict[str, Any] | None, list[Problem]]:
+    if sys.version_info >= (3, 11):  # imported only when a spec file is given
+        import tomllib
+    else:  # pragma: no cover
+        import tomli as tomllib
     try:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:

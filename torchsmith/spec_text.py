@@ -9,7 +9,6 @@ import re
 from collections.abc import Mapping
 from typing import Annotated, Any
 
-from packaging.requirements import InvalidRequirement, Requirement
 from pydantic import AfterValidator
 
 CONTROL = re.compile(r"[\x00-\x1f\x7f]")
@@ -62,6 +61,8 @@ def debian_package(value: str) -> str:
 
 def requirement(value: str) -> str:
     """One PEP 508 requirement (``tqdm>=4``); never a pip option such as ``--index-url``."""
+    from packaging.requirements import InvalidRequirement, Requirement  # only when one is given
+
     try:
         Requirement(value)
     except InvalidRequirement as exc:

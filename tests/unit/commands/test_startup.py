@@ -12,7 +12,8 @@ import pytest
 
 from tests.unit.planner.kb import ci_host
 
-SCRUBBED = ("torchsmith", "elftools")  # pure Python: safe to import afresh, then put back
+SCRUBBED = ("torchsmith", "elftools", "packaging", "tomllib", "tomli", "difflib")
+"""Pure Python: safe to import afresh, then put back."""
 PLAN = ["plan", "--torch", "2.6.0", "--cuda", "12.4", "--gpu", "8.6", "--json"]
 
 
@@ -22,7 +23,8 @@ def _scrubbed(name: str) -> bool:
 
 def fresh_modules(run: Callable[[], object]) -> set[str]:
     """The modules present after ``run()`` in a process that had imported no torchsmith module
-    and no pyelftools; the test process's own modules are put back afterwards."""
+    and none of the other :data:`SCRUBBED` packages; the test process's own modules are put back
+    afterwards."""
     saved = dict(sys.modules)
     for name in [n for n in sys.modules if _scrubbed(n)]:
         del sys.modules[name]
@@ -67,6 +69,15 @@ def test_plan_imports_no_elf_library_no_inspect_and_no_probe(
     assert "torchsmith.host.probe" not in modules  # --host-facts given: no probe at all
     assert "torchsmith.console" not in modules  # --json: no rich
     assert commands_in(modules) <= {"torchsmith.commands.plan", "torchsmith.commands.spec_args"}
+
+
+def test_plan_without_a_spec_file_imports_no_toml_requirement_or_suggestion_parser(
+    host_file: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """What only a spec file, a pip requirement or a misspelt key needs is imported on use."""
+    modules = fresh_modules(_main([*PLAN, "--host-facts", str(host_file)]))
+    assert '"plan_hash"' in capsys.readouterr().out
+    assert not {"tomllib", "tomli", "difflib", "packaging.requirements"} & modules
 
 
 def test_help_imports_no_command_module_and_no_rich(capsys: pytest.CaptureFixture[str]) -> None:
