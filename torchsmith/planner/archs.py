@@ -11,6 +11,7 @@ from packaging.version import Version
 from torchsmith.errors import UnknownEntryError
 from torchsmith.kb.models import CudaRelease, OfficialArchList
 from torchsmith.plan_model import Decision
+from torchsmith.planner.arch_bounds import too_new_cuda, too_old_cuda
 from torchsmith.planner.context import Ctx, decide
 from torchsmith.planner.ranges import release_accepts
 from torchsmith.planner.toolchain import newest_cuda, releases_with_cuda
@@ -222,13 +223,10 @@ def _check_buildable(ctx: Ctx, entries: list[str], cuda: CudaRelease) -> list[st
                 "gpus",
             )
             continue
-        newer = Version(able[0]) > Version(cuda.version)
-        bound = f"≥ {able[0]}" if newer else f"≤ {able[-1]}"
-        ctx.problem(
-            f"sm_{cc.replace('.', '')} needs CUDA {bound}; you asked for CUDA {cuda.version}",
-            f"drop {cc} or use --cuda {able[0] if newer else able[-1]}",
-            "gpus",
-        )
+        if Version(able[0]) > Version(cuda.version):  # the way out in numbers, with sources
+            ctx.problems.append(too_old_cuda(ctx, cc, cuda.version, able[0]))
+        else:
+            ctx.problems.append(too_new_cuda(ctx, cc, cuda.version, able[-1]))
     return ok
 
 

@@ -58,6 +58,17 @@ def toolkit_row(cuda: str, host: HostFacts, found: Sequence[Offer]) -> Readiness
     )
 
 
+def image_toolkit_row(cuda: str, backend: str) -> ReadinessItem:
+    """A container build's toolkit: its NVIDIA CUDA devel image's (the machine is the image)."""
+    return ReadinessItem(
+        tool=TOOLKIT,
+        needed=f"CUDA {cuda} (nvcc, headers, runtime)",
+        found=f"the {backend} backend's image",
+        provider=f"the image (nvidia/cuda:{cuda}.*-devel holds nvcc)",
+        ready=True,
+    )
+
+
 def compiler_row(label: str, found: str, why: str, here: bool) -> ReadinessItem:
     """The host compiler's row: ``label`` (e.g. 'gcc-13') is here, or is installed by the user
     or `build --install-deps` (build checks it before any work)."""

@@ -18,6 +18,7 @@ from torchsmith.planner.readiness import (
     compiler_row,
     compilers_found,
     first_toolkit,
+    image_toolkit_row,
     toolkit_row,
 )
 from torchsmith.planner.toolkit_offers import OFFERERS
@@ -108,6 +109,7 @@ def resolve_toolkit(ctx: Ctx, cuda: str | None) -> Decision[Any]:
     if cuda is None:
         return decide(None, "default", "CPU build: no CUDA toolkit")
     if ctx.spec.backend != "local" or ctx.spec.toolkit == "container":
+        ctx.readiness.append(image_toolkit_row(cuda, ctx.spec.backend))
         return decide(
             "container",
             "user" if ctx.asked("toolkit") or ctx.asked("backend") else "default",
