@@ -10,7 +10,7 @@ import re
 from packaging.version import Version
 
 from torchsmith.errors import Problem
-from torchsmith.kb.models import CudaRelease
+from torchsmith.kb.models import CudaRelease, Release
 from torchsmith.planner.context import Ctx
 
 _ENTRY = re.compile(r"^\s*(\d+\.\d+)")
@@ -76,3 +76,23 @@ def too_old_cuda(ctx: Ctx, cc: str, asked: str, first: str) -> Problem:
         f"drop {cc} or use --cuda {first}{torch}",
         "gpus",
     )
+
+
+def older(rel: Release, than: Release) -> bool:
+    """``rel`` is an older numbered release than ``than`` ('main' is newer than all)."""
+    return than.torch == "main" or Version(rel.torch) < Version(than.torch)
+
+
+def older_needs(ctx: Ctx, last: Release | None, cudas: list[str], asked: str) -> list[str]:
+    """An old target no newer release accepts: 'torch ≤ X' (the last release whose build takes
+    it) and 'CUDA ≤ Y' (the last CUDA that compiles it), where the asked one is newer."""
+    need = [f"torch ≤ {last.torch}"] if last else []
+    if cudas and Version(cudas[-1]) < Version(asked):
+        need.append(f"CUDA ≤ {cudas[-1]}")
+    return need
+
+
+def dropped_note(ctx: Ctx, cc: str, cudas: list[str]) -> str:
+    """'; CUDA 11.0 dropped sm_30 (source)', where the KB knows a CUDA after the last one."""
+    dropped = _dropped_in(ctx, cudas[-1]) if cudas else None
+    return f"; CUDA {dropped.version} dropped {_sm(cc)} ({_source(dropped)})" if dropped else ""

@@ -11,6 +11,7 @@ from packaging.version import Version
 
 from torchsmith.kb import KnowledgeBase
 from torchsmith.kb.models import ArchParser, CudaRelease, Release
+from torchsmith.planner.arch_bounds import dropped_note, older, older_needs
 from torchsmith.planner.context import Ctx, minor_version
 from torchsmith.planner.fixes import applicable_fixes
 
@@ -157,7 +158,9 @@ def release_accepts(ctx: Ctx, entry: str, cuda: CudaRelease) -> bool:
     need = [f"torch ≥ {first.torch}"] if first else []
     if cudas and Version(cudas[0]) > Version(cuda.version):
         need.append(f"CUDA ≥ {cudas[0]}")
-    why = _parser_says(parser, arch)
+    last = None if first else last_release(ctx.kb, lambda r: older(r, rel) and accepted(r))
+    need += older_needs(ctx, last, cudas, cuda.version) if first is None else []
+    why = _parser_says(parser, arch) + (dropped_note(ctx, cc, cudas) if first is None else "")
     needs = " and ".join(need) or "a torch release the knowledge base does not know"
     ctx.problem(
         f"{_sm(entry)} needs {needs}: torch {rel.torch}'s build does not accept {arch!r} ({why})",
@@ -196,7 +199,9 @@ def _parser_says(parser: ArchParser, arch: str) -> str:
 def _arch_hint(ctx: Ctx, rel: Release, arch: str, first: Release | None, need: list[str]) -> str:
     moves = [f"--torch {first.torch}" if first else ""]
     moves += [f"--cuda {n.split()[-1]}" for n in need if n.startswith("CUDA")]
+    moves += [f"--torch {n.split()[-1]}" for n in need if n.startswith("torch ≤")]
     hint = f"use {' '.join(m for m in moves if m)}" if first else "drop it"
+    hint += f", or use {' '.join(m for m in moves if m)}" if not first and any(moves) else ""
     parser = ctx.kb.arch_parser(rel.torch)
     cc = re.sub(r"[af]$", "", arch)
     if cc != arch and parser is not None and parser.accepts(cc):
