@@ -48,7 +48,7 @@ from torchsmith.spec import BuildSpec
 from torchsmith.spec_sources import Origin, ResolvedSpec
 
 
-def _frontend(ctx: Ctx) -> Decision[Any]:
+def _frontend(ctx: Ctx) -> Decision[str]:
     rel = ctx.release
     if rel is None:
         return decide("pep517", "default", "unknown release")
@@ -157,7 +157,7 @@ def _steps(
 
 def _disk(
     ctx: Ctx, against: TorchFacts | None, cuda: str | None, n_archs: int, companions: int
-) -> Decision[Any]:
+) -> Decision[float]:
     if against is None:
         return resolve_disk(ctx, cuda, n_archs)
     return resolve_companion_disk(ctx, against.cuda, against.kind, cuda, companions)
@@ -168,7 +168,7 @@ def _companion_builds(
     can: Capabilities,
     against: TorchFacts | None,
     companions: list[CompanionPlan],
-    made: tuple[str, str | None, tuple[Decision[Any], Decision[Any]], str | None],
+    made: tuple[str, str | None, tuple[Decision[int], Decision[int]], str | None],
 ) -> CompanionBuildPlan | None:
     """The companions' builds: against ``--against``'s torch, or (one run) against the torch
     this build makes (``made``: its version, Python and jobs) — when this pipeline carries that

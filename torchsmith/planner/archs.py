@@ -4,7 +4,6 @@ the +PTX policy, and refusal of archs the chosen CUDA cannot compile."""
 from __future__ import annotations
 
 import re
-from typing import Any
 
 from packaging.version import Version
 
@@ -291,7 +290,7 @@ def _dedupe(entries: list[str]) -> list[str]:
     return sorted(best.values(), key=_cc_key)
 
 
-def resolve_archs(ctx: Ctx, cuda: CudaRelease | None) -> Decision[Any]:
+def resolve_archs(ctx: Ctx, cuda: CudaRelease | None) -> Decision[list[str]]:
     targets = list(ctx.spec.gpus)
     if cuda is None:
         if targets:

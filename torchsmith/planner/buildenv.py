@@ -3,13 +3,12 @@ later entries (fixes) override earlier ones of the same name."""
 
 from __future__ import annotations
 
-from typing import Any
-
 from torchsmith.plan_model import Decision, EnvSetting, PlannedFix
 from torchsmith.planner import official
 from torchsmith.planner.context import Ctx
 from torchsmith.planner.environment import by_option, feature_env
 from torchsmith.planner.features import nccl_location_env
+from torchsmith.spec import Linkage
 
 CACHE_LAUNCHER_VARS = (
     "CMAKE_C_COMPILER_LAUNCHER",
@@ -65,7 +64,9 @@ def _cache_env(ctx: Ctx) -> list[EnvSetting]:
 
 
 def _linking_env(
-    ctx: Ctx, linking: dict[str, Decision[Any]], features: dict[str, Decision[Any]]
+    ctx: Ctx,
+    linking: dict[str, Decision[Linkage | None]],
+    features: dict[str, Decision[bool | None]],
 ) -> list[EnvSetting]:
     env = []
     for lib, option in (("cudnn", "USE_STATIC_CUDNN"), ("nccl", "USE_STATIC_NCCL")):
@@ -100,7 +101,7 @@ def _cuda_env(ctx: Ctx, cuda: str | None, arch_list: str) -> list[EnvSetting]:
     return env
 
 
-def _jobs_env(cxx: Decision[Any], nvcc: Decision[Any]) -> EnvSetting:
+def _jobs_env(cxx: Decision[int], nvcc: Decision[int]) -> EnvSetting:
     if nvcc.value and nvcc.value < cxx.value:
         return EnvSetting(
             name="MAX_JOBS",
@@ -127,9 +128,9 @@ def plan_env(
     torch: str,
     cuda: str | None,
     arch_list: str,
-    features: dict[str, Decision[Any]],
-    linking: dict[str, Decision[Any]],
-    jobs: tuple[Decision[Any], Decision[Any]],
+    features: dict[str, Decision[bool | None]],
+    linking: dict[str, Decision[Linkage | None]],
+    jobs: tuple[Decision[int], Decision[int]],
     fixes: list[PlannedFix],
 ) -> list[EnvSetting]:
     env = [

@@ -9,21 +9,19 @@ S3; sccache 0.16 stores in Redis, WebDAV and S3 and keeps the local disk as the 
 
 from __future__ import annotations
 
-from typing import Any
-
 from torchsmith.plan_model import Decision
 from torchsmith.plan_types import CachePlan, remote_kind_of
 from torchsmith.planner.cache_transport import transport_findings
 from torchsmith.planner.context import Ctx, decide
 from torchsmith.redact import redact_url, url_secrets
-from torchsmith.spec import CacheSpec
+from torchsmith.spec import CacheKind, CacheSpec
 
 GIB_PER_DIST_JOB = 0.5
 """Local RAM per job compiled on the cluster: this machine still preprocesses it (g++ -E of a
 torch_cpu TU peaks at a few hundred MB) and holds its input and output while it travels."""
 
 
-def cluster_jobs(ctx: Ctx, jobs: tuple[Decision[Any], Decision[Any]]) -> Decision[Any]:
+def cluster_jobs(ctx: Ctx, jobs: tuple[Decision[int], Decision[int]]) -> Decision[int]:
     """MAX_JOBS with an sccache-dist cluster: this machine's jobs plus the cluster's slots,
     capped by local RAM at :data:`GIB_PER_DIST_JOB` per job (the user's max_jobs wins)."""
     cxx, spec = jobs[0], ctx.spec.cache
@@ -47,7 +45,7 @@ def cluster_jobs(ctx: Ctx, jobs: tuple[Decision[Any], Decision[Any]]) -> Decisio
     )
 
 
-def resolve_cache(ctx: Ctx, local_jobs: int | None = None) -> tuple[Decision[Any], CachePlan]:
+def resolve_cache(ctx: Ctx, local_jobs: int | None = None) -> tuple[Decision[CacheKind], CachePlan]:
     """The cache kind (a decision with its origin) and the levels the build uses;
     ``local_jobs``: MAX_JOBS without the cluster (the fallback when it does not answer)."""
     spec = ctx.spec.cache

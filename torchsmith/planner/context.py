@@ -4,7 +4,7 @@ conflict is reported at once, so planners append instead of raising)."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TypeVar
 
 from packaging.version import Version
 
@@ -15,6 +15,8 @@ from torchsmith.kb.models import Release
 from torchsmith.plan_model import Decision, DecisionOrigin, ReadinessItem
 from torchsmith.spec import BuildSpec
 from torchsmith.spec_sources import Origin
+
+T = TypeVar("T")
 
 
 def minor_version(text: str) -> Version:
@@ -50,7 +52,7 @@ class Ctx:
         """Did the user set this key (file, env or CLI) rather than leave the default?"""
         return key in self.origins
 
-    def user(self, key: str, value: Any, what: str = "") -> Decision[Any]:
+    def user(self, key: str, value: T, what: str = "") -> Decision[T]:
         where = {"file": "spec file", "env": "environment", "cli": "command line"}
         src = where.get(self.origins.get(key, "cli"), "request")
         return Decision(value=value, origin="user", reason=what or f"asked for ({src})")
@@ -59,5 +61,5 @@ class Ctx:
         self.problems.append(Problem(what, fix, field_name))
 
 
-def decide(value: Any, origin: DecisionOrigin, reason: str) -> Decision[Any]:
+def decide(value: T, origin: DecisionOrigin, reason: str) -> Decision[T]:
     return Decision(value=value, origin=origin, reason=reason)

@@ -7,8 +7,6 @@ catalogue (``kb/data/options.toml``) holds both spellings and the releases that 
 
 from __future__ import annotations
 
-from typing import Any
-
 from packaging.version import Version
 
 from torchsmith.kb.models import BuildOption
@@ -46,14 +44,14 @@ def spell(ctx: Ctx, opt: BuildOption, on: bool, reason: str) -> EnvSetting:
     return EnvSetting(name=opt.name, value="1" if on else "0", reason=reason)
 
 
-def _blas(ctx: Ctx, decision: Decision[Any]) -> EnvSetting:
+def _blas(ctx: Ctx, decision: Decision[bool | None]) -> EnvSetting:
     """There is no USE_MKL: MKL is chosen with BLAS=MKL (kb option BLAS); off means Eigen."""
     ctx.kb.option("BLAS")  # the catalogue must know the switch
     value = "MKL" if decision.value else "Eigen"
     return EnvSetting(name="BLAS", value=value, reason=f"{decision.reason} (mkl via BLAS)")
 
 
-def feature_env(ctx: Ctx, features: dict[str, Decision[Any]]) -> list[EnvSetting]:
+def feature_env(ctx: Ctx, features: dict[str, Decision[bool | None]]) -> list[EnvSetting]:
     settings = []
     for name, decision in features.items():
         if decision.value is None:

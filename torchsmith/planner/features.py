@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from torchsmith.plan_model import Decision, EnvSetting
 from torchsmith.planner import official
 from torchsmith.planner.context import Ctx, decide
-from torchsmith.spec import Features
+from torchsmith.spec import Features, Linkage
 
 CUDA_ONLY = ("cudnn", "nccl", "system_nccl", "magma", "split_cuda")
 # Optional features a 'minimal' preset turns off for the fastest build.
@@ -26,7 +24,7 @@ DEBIAN_WHY = (
 )
 
 
-def _one(ctx: Ctx, name: str, cuda: str | None) -> Decision[Any]:
+def _one(ctx: Ctx, name: str, cuda: str | None) -> Decision[bool | None]:
     key = f"features.{name}"
     value = getattr(ctx.spec.features, name)
     if ctx.asked(key):
@@ -52,14 +50,14 @@ def _one(ctx: Ctx, name: str, cuda: str | None) -> Decision[Any]:
     return decide(None, "default", "the release's own default (not set)")
 
 
-def resolve_features(ctx: Ctx, cuda: str | None) -> dict[str, Decision[Any]]:
+def resolve_features(ctx: Ctx, cuda: str | None) -> dict[str, Decision[bool | None]]:
     return {name: _one(ctx, name, cuda) for name in Features.model_fields}
 
 
 def resolve_linking(
-    ctx: Ctx, cuda: str | None, features: dict[str, Decision[Any]]
-) -> dict[str, Decision[Any]]:
-    result: dict[str, Decision[Any]] = {}
+    ctx: Ctx, cuda: str | None, features: dict[str, Decision[bool | None]]
+) -> dict[str, Decision[Linkage | None]]:
+    result: dict[str, Decision[Linkage | None]] = {}
     for lib in ("cuda", "cudnn", "nccl"):
         key = f"linking.{lib}"
         value = getattr(ctx.spec.linking, lib)
@@ -119,7 +117,7 @@ def _nccl_dirs(ctx: Ctx) -> dict[str, str]:
     return {k: v for k, v in dirs.items() if v}
 
 
-def nccl_location_env(ctx: Ctx, features: dict[str, Decision[Any]]) -> list[EnvSetting]:
+def nccl_location_env(ctx: Ctx, features: dict[str, Decision[bool | None]]) -> list[EnvSetting]:
     """The system NCCL's location, spelled the way this release reads it."""
     loc = ctx.spec.nccl
     if not (loc.root or loc.include_dir or loc.lib_dir):

@@ -7,8 +7,6 @@ ATen CUDA kernels at several GB. We budget 2 GiB per C++ job and 4 GiB per nvcc 
 
 from __future__ import annotations
 
-from typing import Any
-
 from torchsmith.plan_model import Decision
 from torchsmith.planner.context import Ctx, decide
 
@@ -23,7 +21,7 @@ DISK_PER_ARCH_GB = 1.5
 DISK_CUDA_BASE_GB = 12.0
 
 
-def _jobs(ctx: Ctx, per_job: float, what: str) -> Decision[Any]:
+def _jobs(ctx: Ctx, per_job: float, what: str) -> Decision[int]:
     if ctx.spec.max_jobs is not None:
         return ctx.user("max_jobs", ctx.spec.max_jobs)
     cores = max(1, ctx.host.cores)
@@ -38,7 +36,7 @@ def _jobs(ctx: Ctx, per_job: float, what: str) -> Decision[Any]:
     )
 
 
-def resolve_jobs(ctx: Ctx, cuda: str | None) -> tuple[Decision[Any], Decision[Any]]:
+def resolve_jobs(ctx: Ctx, cuda: str | None) -> tuple[Decision[int], Decision[int]]:
     cxx = _jobs(ctx, GIB_PER_CXX_JOB, "C++")
     if cuda is None:
         return cxx, decide(0, "default", "CPU build: no nvcc jobs")
@@ -66,7 +64,7 @@ def _partial_build_gb(ctx: Ctx, cuda: str | None) -> float:
     return need + (DISK_PARTIAL_CUDA_GB if cuda is not None else 0.0)
 
 
-def resolve_disk(ctx: Ctx, cuda: str | None, n_archs: int) -> Decision[Any]:
+def resolve_disk(ctx: Ctx, cuda: str | None, n_archs: int) -> Decision[float]:
     partial = bool(ctx.spec.targets)
     need = _partial_build_gb(ctx, cuda) if partial else _whole_build_gb(ctx, cuda, n_archs)
     reason = (
@@ -92,7 +90,7 @@ DISK_PER_COMPANION_GB = 1.0
 
 def resolve_companion_disk(
     ctx: Ctx, torch_cuda: str | None, kind: str, cuda: str | None, companions: int
-) -> Decision[Any]:
+) -> Decision[float]:
     """The disk companions built against a given torch need: two venvs holding that torch (none
     for an interpreter's torch, seen through a .pth), the toolkit, each companion's tree."""
     venvs = 0 if kind == "python" else 2

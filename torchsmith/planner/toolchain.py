@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from typing import Any
 
 from packaging.version import Version
 
@@ -27,7 +26,7 @@ _COMPILER_RE = re.compile(r"^(gcc|clang)-?(\d+)$")
 Refusal = Callable[[int], Fix | None]
 
 
-def resolve_cuda(ctx: Ctx) -> tuple[Decision[Any], CudaRelease | None]:
+def resolve_cuda(ctx: Ctx) -> tuple[Decision[str | None], CudaRelease | None]:
     cuda = ctx.spec.cuda
     if cuda is None:
         reason = "asked for a CPU build" if ctx.asked("accelerator") else "default: CPU build"
@@ -104,7 +103,7 @@ def _unofficial_cuda(ctx: Ctx, rel: Release, cuda: str) -> None:
     )
 
 
-def resolve_toolkit(ctx: Ctx, cuda: str | None) -> Decision[Any]:
+def resolve_toolkit(ctx: Ctx, cuda: str | None) -> Decision[str | None]:
     """Which provider supplies nvcc: torchsmith.toolchains.cuda decides, from the host's facts."""
     if cuda is None:
         return decide(None, "default", "CPU build: no CUDA toolkit")
@@ -199,7 +198,7 @@ def _fallback_major(ctx: Ctx, cuda: CudaRelease | None, refused: Refusal) -> int
     return major
 
 
-def resolve_compiler(ctx: Ctx, cuda: CudaRelease | None, refused: Refusal) -> Decision[Any]:
+def resolve_compiler(ctx: Ctx, cuda: CudaRelease | None, refused: Refusal) -> Decision[str]:
     wanted = _wanted_compiler(ctx)
     if wanted is not None:
         _check_compiler(ctx, *wanted, cuda)

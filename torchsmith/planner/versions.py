@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-from typing import Any
 
 from torchsmith.errors import UnknownEntryError
 from torchsmith.kb.models import Release
@@ -17,7 +16,7 @@ PYTORCH_GIT = "https://github.com/pytorch/pytorch.git"
 _COMMIT = re.compile(r"^[0-9a-f]{7,40}$")
 
 
-def resolve_torch(ctx: Ctx) -> Decision[Any]:
+def resolve_torch(ctx: Ctx) -> Decision[str]:
     wanted = ctx.spec.torch
     if wanted is None:
         rel = ctx.kb.newest_release()
@@ -96,7 +95,7 @@ def _one_companion(ctx: Ctx, rel: Release, name: str, pin: str) -> CompanionPlan
     return CompanionPlan(name=name, version=version, tag=_companion_tag(version), reason=reason)
 
 
-def _debian_python(ctx: Ctx) -> Decision[Any] | None:
+def _debian_python(ctx: Ctx) -> Decision[str | None] | None:
     """Debian builds torch for its suite's python3; another Python (local builds only) gets
     its build requirements from PyPI instead of Debian's python3-* packages."""
     if ctx.spec.source != "debian" or ctx.release is None:
@@ -117,7 +116,7 @@ def _debian_python(ctx: Ctx) -> Decision[Any] | None:
     )
 
 
-def _debian_other_python(ctx: Ctx, rel: Release, suite: str, python: str) -> Decision[Any]:
+def _debian_other_python(ctx: Ctx, rel: Release, suite: str, python: str) -> Decision[str | None]:
     """Debian's tree for another Python than the suite's: that interpreter must be on the
     machine that builds (this host, or the image for --backend docker)."""
     wanted = str(ctx.spec.python)
@@ -140,7 +139,7 @@ def _debian_other_python(ctx: Ctx, rel: Release, suite: str, python: str) -> Dec
     )
 
 
-def resolve_python(ctx: Ctx) -> Decision[Any]:
+def resolve_python(ctx: Ctx) -> Decision[str | None]:
     debian = _debian_python(ctx)
     if debian is not None:
         return debian
