@@ -49,13 +49,13 @@ class _Frozen(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
-T = TypeVar("T")
+T_co = TypeVar("T_co", covariant=True)  # frozen: a Decision[str] is a Decision[str | None]
 
 
-class Decision(_Frozen, Generic[T]):
+class Decision(_Frozen, Generic[T_co]):
     """One resolved value (typed by the field that holds it), where it came from and why."""
 
-    value: T
+    value: T_co
     origin: DecisionOrigin
     reason: str
 

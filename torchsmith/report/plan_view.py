@@ -4,8 +4,6 @@ docker`` and ``image``; commands only call these."""
 
 from __future__ import annotations
 
-from typing import Any
-
 from rich.markup import escape
 from rich.table import Table
 
@@ -15,7 +13,7 @@ from torchsmith.plan_model import BuildPlan, Decision
 
 def _decisions_table(plan: BuildPlan) -> Table:
     grid = table(f"torchsmith plan {plan.plan_hash()}", "what", "value", "from", "why")
-    rows: list[tuple[str, Decision[Any]]] = [
+    rows: list[tuple[str, Decision[object]]] = [
         ("torch", plan.torch), ("python", plan.python), ("cuda", plan.cuda),
         ("toolkit", plan.toolkit), ("compiler", plan.compiler), ("archs", plan.archs),
         ("frontend", plan.frontend), ("max_jobs", plan.max_jobs),
