@@ -131,8 +131,10 @@ def _backend(ctx: Ctx, can: Capabilities) -> None:
     if backend in can.backends:
         if ctx.spec.toolkit == "container":
             ctx.problem(
-                f"toolkit 'container': {ISSUES['container']}",
-                "take the toolkit from this machine (--toolkit auto, system, pypi or apt)",
+                "toolkit 'container': a container build's toolkit is its image's, and this "
+                f"build runs on this machine (backend {backend!r})",
+                "take the toolkit from this machine (toolkit auto, system, pypi or apt), or "
+                "build in a container: `torchsmith image` (backend 'docker')",
                 "toolkit",
             )
         return
