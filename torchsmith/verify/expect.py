@@ -86,8 +86,8 @@ def plan_from_json(data: Any, origin: str = "plan") -> BuildPlan:
     written = data.get("plan_hash") if isinstance(data, dict) else None
     if isinstance(data, dict) and isinstance(data.get("plan"), dict):
         data = data["plan"]
-    elif isinstance(data, dict):
-        data = {k: v for k, v in data.items() if k not in ("plan_hash", "ready")}  # computed
+    if isinstance(data, dict):  # computed by `plan --json`, not plan fields
+        data = {k: v for k, v in data.items() if k not in ("plan_hash", "ready")}
     raw: dict[str, Any] = data if isinstance(data, dict) else {}
     try:
         plan = BuildPlan.model_validate(data)
