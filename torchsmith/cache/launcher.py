@@ -142,10 +142,9 @@ class CompilerCache:
         return parse_ccache_print_stats(text, remote)
 
 
-def make_cache(kind: str, cache_root: Path, program: str | None) -> CompilerCache:
+def make_cache(kind: CacheKind, cache_root: Path, program: str | None) -> CompilerCache:
     """The plan's compiler cache, stored under ``cache_root/<kind>``, no remote."""
-    checked: CacheKind = kind if kind in ("ccache", "sccache") else "none"  # type: ignore[assignment]
-    return CompilerCache(checked, cache_root / checked, cache_root, program)
+    return CompilerCache(kind, cache_root / kind, cache_root, program)
 
 
 def cache_from_plan(

@@ -10,6 +10,7 @@ header means recompiling everything that includes it).
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -18,6 +19,11 @@ from torchsmith.plan_model import PlannedFix
 from torchsmith.steps.context import BuildContext
 from torchsmith.steps.edits import apply_edits
 from torchsmith.steps.state import BuildState
+
+if sys.version_info >= (3, 11):
+    from typing import assert_never
+else:  # pragma: no cover (pydantic requires typing_extensions)
+    from typing_extensions import assert_never
 
 STAGE = "fixes"
 
@@ -57,6 +63,8 @@ def _apply_one(
             return _run_command(ctx, tree, fix, env, details)
         case "refuse":
             raise PlanError([Problem(f"{fix.title}: {fix.explanation}")])
+        case unknown:
+            assert_never(unknown)
 
 
 def apply_fixes(
