@@ -17,6 +17,7 @@ from torchsmith.matrix.combinations import Combination, combinations
 from torchsmith.matrix.github import render_workflow
 from torchsmith.matrix.model import MatrixSpec, load_matrix
 from torchsmith.plan import resolve
+from torchsmith.planner.readiness import refuse_not_ready
 
 Emit = Literal["github-actions", "bake"]
 
@@ -26,7 +27,7 @@ def check_plans(combos: Sequence[Combination], kb: KnowledgeBase, host: HostFact
     problems: list[Problem] = []
     for combo in combos:
         try:
-            resolve(combo.spec, kb, host)
+            refuse_not_ready(resolve(combo.spec, kb, host))  # a job would fail on it too
         except PlanError as exc:
             problems += [
                 Problem(f"combination {combo.id}: {p.what}", p.fix, p.field) for p in exc.problems

@@ -51,8 +51,8 @@ def toolkit_row(cuda: str, host: HostFacts, found: Sequence[Offer]) -> Readiness
         tool=TOOLKIT,
         needed=needed,
         found=have,
-        provider=f"you install it: {install_ways(cuda)}; then torchsmith finds it "
-        f"(--toolkit system). No provider of torchsmith can here ({why})",
+        provider=f"you install it — no provider can supply a CUDA {cuda} compiler here "
+        f"({why}): {install_ways(cuda)}; then torchsmith finds it (--toolkit system)",
         ready=False,
         provisionable=False,
     )
