@@ -165,3 +165,20 @@ def test_refusals_name_the_way_out_in_numbers(request_: dict[str, Any], names: l
         assert re.search(wanted, text), (wanted, text)
     if "compiles it" in text or "dropped" in text:  # the CUDA facts come with their KB source
         assert "https://" in text or "@" in text
+
+
+def test_build_stops_before_any_work_where_the_toolkit_cannot_be_had(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    from torchsmith.commands import build
+
+    def never(*_: object, **__: object) -> None:
+        raise AssertionError("the build started")
+
+    monkeypatch.setattr(build, "make_executor", never)
+    argv = ["build", "--torch", "2.7.0", "--cuda", "12.8", "--gpu", "12.0",
+            "--host-facts", str(RECORDED_HOSTS[0]), "--output-dir", str(tmp_path)]  # fmt: skip
+    assert cli.main(argv) == NotReadyError.exit_code == 4
+    err = capsys.readouterr().err
+    assert "this machine cannot build it yet" in err and "cuda-toolkit-12-8" in err
+    assert not any(tmp_path.iterdir())
