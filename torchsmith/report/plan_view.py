@@ -41,6 +41,7 @@ def print_plan(plan: BuildPlan) -> None:
         out.print(f"[bold]compiler cache[/]: {escape(plan.cache_setup.reason)}")
     if plan.companion_build is not None:  # torch is not built: only the companions' settings
         _print_companion_builds(plan)
+        print_readiness(plan)
         return
     env = table("environment", "variable", "value", "why")
     for setting in plan.env:
