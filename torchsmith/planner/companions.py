@@ -50,7 +50,7 @@ def public(version: str) -> str:
         return version
 
 
-def resolve_against(ctx: Ctx, facts: TorchFacts) -> Decision[Any]:
+def resolve_against(ctx: Ctx, facts: TorchFacts) -> Decision[str]:
     """The plan's torch is the one ``--against`` names, as inspect read it."""
     release = public(facts.version)
     if ctx.spec.torch is not None and public(ctx.spec.torch) != release:
@@ -86,7 +86,7 @@ def _same_abi(ctx: Ctx, facts: TorchFacts) -> None:
     )
 
 
-def against_python(ctx: Ctx, facts: TorchFacts) -> Decision[Any]:
+def against_python(ctx: Ctx, facts: TorchFacts) -> Decision[str | None]:
     """The companions' Python is the one the torch was built for."""
     if ctx.spec.python is not None and facts.python and ctx.spec.python != facts.python:
         ctx.problem(
