@@ -1,0 +1,110 @@
+"""Hostile ELF files and wheels (security review L4): clean InspectErrors, bounded work.
+Each file is the real nvcc-built fixture library with section headers rewritten."""
+
+from __future__ import annotations
+
+import struct
+import time
+import zipfile
+from pathlib import Path
+
+import pytest
+from elftools.elf.elffile import ELFFile
+
+from torchsmith.errors import InspectError
+from torchsmith.inspect import inspect_wheel
+from torchsmith.inspect import wheel as wheel_mod
+from torchsmith.inspect.elf import read_elf
+
+LIB = Path(__file__).resolve().parents[2] / "fixtures" / "inspect" / "libk_dyn.so"
+_SH_OFFSET, _SH_SIZE = 24, 32  # in an Elf64_Shdr
+
+
+def _headers(data: bytes) -> dict[str, int]:
+    """Section name -> file offset of its Elf64_Shdr."""
+    with LIB.open("rb") as fh:
+        elf = ELFFile(fh)
+        base, size = elf["e_shoff"], elf["e_shentsize"]
+        return {s.name: base + i * size for i, s in enumerate(elf.iter_sections())}
+
+
+def _patched(tmp_path: Path, **fields: tuple[int, int]) -> Path:
+    """A copy of LIB with (sh_offset, sh_size) of the named sections replaced."""
+    data = bytearray(LIB.read_bytes())
+    where = _headers(bytes(data))
+    for name, (offset, size) in fields.items():
+        struct.pack_into("<QQ", data, where["." + name] + _SH_OFFSET, offset, size)
+    path = tmp_path / "libhostile.so"
+    path.write_bytes(bytes(data))
+    return path
+
+
+def _wheel(tmp_path: Path, lib: Path, version_py: str = "__version__ = '9.9.0'\n") -> Path:
+    path = tmp_path / "torch-9.9.0-cp311-cp311-linux_x86_64.whl"
+    with zipfile.ZipFile(path, "w") as zf:
+        zf.writestr("torch/version.py", version_py)
+        zf.write(lib, "torch/lib/libtorch_cpu.so")
+    return path
+
+
+@pytest.mark.parametrize("size", [2**63, 2**40, 2**64 - 1])
+def test_huge_section_size_is_clamped_not_a_crash(tmp_path: Path, size: int) -> None:
+    offset = _headers(LIB.read_bytes())  # keep the real offset of .dynstr
+    with LIB.open("rb") as fh:
+        real = ELFFile(fh).get_section_by_name(".dynstr")["sh_offset"]
+    assert offset
+    facts = read_elf(_patched(tmp_path, dynstr=(real, size)))
+    assert "libcudart.so.13" in facts.needed  # what could be read still is
+
+
+def test_section_beyond_the_file_is_empty(tmp_path: Path) -> None:
+    facts = read_elf(_patched(tmp_path, comment=(2**62, 100)))
+    assert facts.compilers == ()
+
+
+def test_malformed_elf_through_inspect_is_an_inspect_error(tmp_path: Path) -> None:
+    data = bytearray(LIB.read_bytes())
+    data[0x3C:0x3E] = struct.pack("<H", 0xFFFF)  # e_shnum: far more headers than the file holds
+    lib = tmp_path / "libbad.so"
+    lib.write_bytes(bytes(data))
+    with pytest.raises(InspectError, match="not a readable ELF"):
+        inspect_wheel(_wheel(tmp_path, lib))
+
+
+def _many_symbols(tmp_path: Path, count: int, strtab_mib: int) -> Path:
+    """A .dynsym of ``count`` symbols whose names run into a strtab with no NUL after them."""
+    names = b"\0cudaMalloc\0" + b"A" * (strtab_mib << 20)
+    syms = struct.pack("<IBBHQQ", 1, 0x12, 0, 12, 0, 0)  # cudaMalloc, defined in .text
+    syms += b"".join(struct.pack("<IBBHQQ", 12 + i, 0x12, 0, 12, 0, 0) for i in range(count))
+    base = LIB.stat().st_size
+    pad = (-base) % 8
+    path = _patched(
+        tmp_path, dynsym=(base + pad, len(syms)), dynstr=(base + pad + len(syms), len(names))
+    )
+    with path.open("ab") as fh:
+        fh.write(b"\0" * pad + syms + names)
+    return path
+
+
+def test_symbol_scan_is_linear_on_unterminated_names(tmp_path: Path) -> None:
+    """Before: each symbol searched the rest of the 16 MiB strtab for a NUL (minutes)."""
+    lib = _many_symbols(tmp_path, 4000, 16)
+    start = time.perf_counter()
+    facts = read_elf(lib)
+    assert facts.defined == frozenset({"cudaMalloc"})
+    assert time.perf_counter() - start < 5  # generous: about 0.1 s; bench/bench_elf_hostile.py
+
+
+def test_oversized_version_py_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(wheel_mod, "MAX_TEXT_BYTES", 64)
+    wheel = _wheel(tmp_path, LIB, "__version__ = '9.9.0'\n" + "#" * 100)
+    with pytest.raises(InspectError, match=r"torch/version.py declares .* larger than"):
+        inspect_wheel(wheel)
+
+
+def test_oversized_library_is_refused_before_extraction(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(wheel_mod, "MAX_LIBRARY_BYTES", 1024)
+    with pytest.raises(InspectError, match=r"libtorch_cpu.so declares .* bytes"):
+        inspect_wheel(_wheel(tmp_path, LIB))
