@@ -103,8 +103,8 @@ def test_a_build_removes_its_private_directory_on_success_and_failure(
     tmp_path: Path, private_base: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The pipeline releases the cache's private directory whatever happens after it is made."""
-    from tests.unit.steps.test_pipeline import _build, _plan
     from tests.unit.cache.test_dist import DistExecutor
+    from tests.unit.steps.test_pipeline import _build, _plan
     from torchsmith.steps import compile as compile_step
 
     monkeypatch.setattr(

@@ -16,7 +16,7 @@ from torchsmith.companions.verify import check_torch_pin, torch_requirements
 from torchsmith.errors import VerifyError
 from torchsmith.inspect.model import Inspection
 
-FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "companions"
+FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "companions"
 
 
 def wheel_with(tmp_path: Path, name: str, metadata: str) -> Path:

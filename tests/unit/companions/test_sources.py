@@ -13,7 +13,7 @@ from torchsmith.errors import SourceError
 from torchsmith.sources.apt import RemoteFile, parse_print_uris
 from torchsmith.sources.debian_orig import OrigJob, check_index, pick_orig, verify_orig
 
-FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "companions"
+FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "companions"
 
 
 def index(package: str, version: str) -> list[RemoteFile]:
