@@ -28,6 +28,16 @@ IMAGE_OUTPUTS = frozenset({"docker-image", "install"})
 """Outputs the generated Dockerfile's training stages make from the pipeline's wheels."""
 UV_VENV = "/opt/venv"
 """Where the generated Dockerfile puts a Python the image's OS does not ship (uv)."""
+PROVISIONED = frozenset({"apt", "pypi"})
+"""Toolkit providers torchsmith runs itself inside the container: the toolkit is not the image's."""
+
+
+def image_cuda(spec: BuildSpec) -> str | None:
+    """The CUDA the base image must carry: none when a working container's build provisions its
+    own toolkit (``--toolkit apt|pypi``), so the base is the OS image (a Debian suite), not
+    NVIDIA's — whose Ubuntu facts (Python, compiler) would not be those of the image used."""
+    image_route = bool(spec.images) or bool(IMAGE_OUTPUTS & set(spec.outputs))
+    return None if spec.toolkit in PROVISIONED and not image_route else spec.cuda
 
 
 @dataclass(frozen=True)
@@ -68,10 +78,11 @@ def base_and_plan(
 ) -> tuple[BaseChoice, BuildPlan]:
     """The base image for the spec's CUDA and Python, and the plan resolved in it; when the
     plan picks another Python (the release's newest), the base image for that one."""
-    base = choose_base(images_kb, spec.cuda, spec.python, spec.base_image)
+    cuda = image_cuda(spec)
+    base = choose_base(images_kb, cuda, spec.python, spec.base_image)
     plan = resolve_in(base)
     if plan.python.value and plan.python.value != base.python:
-        base = choose_base(images_kb, spec.cuda, plan.python.value, spec.base_image)
+        base = choose_base(images_kb, cuda, plan.python.value, spec.base_image)
         plan = resolve_in(base)
     return base, plan
 
@@ -94,7 +105,7 @@ def plan_container(
     inner = local_spec(rs)
 
     def resolve_in(base: BaseChoice) -> BuildPlan:
-        return resolve(inner, kb, facts_in(base, rs.spec.cuda, machine))
+        return resolve(inner, kb, facts_in(base, image_cuda(rs.spec), machine))
 
     base, plan = base_and_plan(rs.spec, images_kb, resolve_in)
     plan = plan.model_copy(update={"warnings": [*plan.warnings, *base.warnings]})
