@@ -48,6 +48,61 @@ def _open_log(log_path: Path | None, argv: Sequence[str], cwd: Path | None) -> T
     return fh
 
 
+def _spawn(
+    args: list[str], env: Mapping[str, str], cwd: Path | None, stdin_text: str | None
+) -> subprocess.Popen[str]:
+    try:
+        return subprocess.Popen(
+            args,
+            cwd=cwd,
+            env=dict(env),
+            stdin=subprocess.PIPE if stdin_text is not None else subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            errors="replace",
+            bufsize=1,
+        )
+    except FileNotFoundError as exc:
+        raise HostError(
+            f"cannot run {args[0]!r}: not found on PATH",
+            f"install {Path(args[0]).name} or put it on PATH",
+        ) from exc
+
+
+def _stream(
+    proc: subprocess.Popen[str],
+    tail: deque[str],
+    fh: TextIO | None,
+    on_line: LineCallback | None,
+    stdin_text: str | None,
+) -> int:
+    """Feed ``stdin_text``, stream the output line by line; the exit status. On any error
+    (an interrupt too) the command is killed; the pipe and the log are always closed."""
+    try:
+        if stdin_text is not None and proc.stdin is not None:
+            proc.stdin.write(stdin_text)
+            proc.stdin.close()
+        assert proc.stdout is not None
+        for raw in proc.stdout:
+            line = raw.rstrip("\n")
+            tail.append(line)
+            if fh is not None:
+                fh.write(raw)
+            if on_line is not None:
+                on_line(line)
+        return proc.wait()
+    except BaseException:
+        proc.kill()
+        proc.wait()
+        raise
+    finally:
+        if proc.stdout is not None:
+            proc.stdout.close()
+        if fh is not None:
+            fh.close()
+
+
 def run(
     argv: Sequence[str | Path],
     *,
@@ -65,44 +120,12 @@ def run(
     fh = _open_log(log_path, args, cwd)
     start = time.monotonic()
     try:
-        proc = subprocess.Popen(
-            args,
-            cwd=cwd,
-            env=dict(env),
-            stdin=subprocess.PIPE if stdin_text is not None else subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            text=True,
-            errors="replace",
-            bufsize=1,
-        )
-    except FileNotFoundError as exc:
-        raise HostError(
-            f"cannot run {args[0]!r}: not found on PATH",
-            f"install {Path(args[0]).name} or put it on PATH",
-        ) from exc
-    try:
-        if stdin_text is not None and proc.stdin is not None:
-            proc.stdin.write(stdin_text)
-            proc.stdin.close()
-        assert proc.stdout is not None
-        for raw in proc.stdout:
-            line = raw.rstrip("\n")
-            tail.append(line)
-            if fh is not None:
-                fh.write(raw)
-            if on_line is not None:
-                on_line(line)
-        returncode = proc.wait()
+        proc = _spawn(args, env, cwd, stdin_text)
     except BaseException:
-        proc.kill()
-        proc.wait()
-        raise
-    finally:
-        if proc.stdout is not None:
-            proc.stdout.close()
         if fh is not None:
             fh.close()
+        raise
+    returncode = _stream(proc, tail, fh, on_line, stdin_text)
     done = Completed(tuple(args), returncode, time.monotonic() - start, log_path, tuple(tail))
     if check and returncode != 0:
         raise ToolError(
