@@ -31,9 +31,9 @@ def load_context(path: Path) -> dict[str, str]:
     try:
         text = path.read_text(encoding="utf-8")
         data = tomllib.loads(text) if path.suffix == ".toml" else json.loads(text)
-    except (OSError, ValueError) as exc:
+    except (OSError, ValueError, RecursionError) as exc:  # RecursionError: '[[[[…' (N16)
         raise UsageError(
-            f"cannot read the manifest {path}: {exc}",
+            f"cannot read the manifest {path}: {exc or type(exc).__name__}",
             "give a torchsmith manifest (JSON) or plan/spec (TOML)",
         ) from exc
     if not isinstance(data, dict):

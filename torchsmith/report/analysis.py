@@ -74,7 +74,10 @@ def stage_times(manifest: dict[str, Any] | None) -> dict[str, float]:
     build's earlier runs too), else the manifest's own run's."""
     this_run = (manifest or {}).get("stages") or {}
     every_run = (manifest or {}).get("stages_all_runs") or {}
-    return {str(k): float(v) for k, v in {**this_run, **every_run}.items()}
+    if not isinstance(this_run, dict) or not isinstance(every_run, dict):
+        return {}
+    merged = {**this_run, **every_run}.items()  # a foreign manifest: non-numbers left out (N16)
+    return {str(k): float(v) for k, v in merged if isinstance(v, (int, float))}
 
 
 def cache_counts(manifest: dict[str, Any] | None) -> dict[str, Any] | None:

@@ -24,7 +24,9 @@ def stages_figure(data: ReportData) -> go.Figure | None:
     stages = stage_times(data.inputs.manifest)
     if not stages:
         return None
-    fig = go.Figure(go.Bar(x=list(stages.values()), y=list(stages), orientation="h"))
+    # escaped like the other figures' text: plotly renders <a href> in labels (review N14)
+    names = [html.escape(name) for name in stages]
+    fig = go.Figure(go.Bar(x=list(stages.values()), y=names, orientation="h"))
     fig.update_xaxes(title="seconds")
     title = "Stage times, every run of the workspace (manifest)"
     return _layout(fig, title, 120 + 30 * len(stages))

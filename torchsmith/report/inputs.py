@@ -35,9 +35,9 @@ class ReportInputs:
 def _read_manifest(path: Path) -> dict[str, Any]:
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise UsageError(
-            f"cannot read the manifest {path}: {exc}",
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
+        raise UsageError(  # RecursionError: '[[[[…' deeper than json's C scanner goes (N16)
+            f"cannot read the manifest {path}: {exc or type(exc).__name__}",
             "pass a *.manifest.json written by `torchsmith build`, or its workspace directory",
         ) from exc
     if not isinstance(data, dict) or "stages" not in data:
@@ -111,7 +111,13 @@ def cpu_samples(manifest: dict[str, Any] | None) -> list[tuple[float, float]]:
     samples = cpu.get("samples") if isinstance(cpu, dict) else None
     if not isinstance(samples, list):
         return []
-    return [(float(t), float(b)) for t, b in samples if isinstance(t, (int, float))]
+    pairs = [s for s in samples if isinstance(s, list) and len(s) == 2]
+    return [(float(t), float(b)) for t, b in pairs if _numbers(t, b)]
+
+
+def _numbers(*values: object) -> bool:
+    """True where every value is a JSON number: a foreign manifest may hold anything (N16)."""
+    return all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values)
 
 
 def _missing(manifest: dict[str, Any] | None, log: Path | None) -> list[str]:

@@ -108,3 +108,15 @@ def test_oversized_library_is_refused_before_extraction(
     monkeypatch.setattr(wheel_mod, "MAX_LIBRARY_BYTES", 1024)
     with pytest.raises(InspectError, match=r"libtorch_cpu.so declares .* bytes"):
         inspect_wheel(_wheel(tmp_path, LIB))
+
+
+def test_a_huge_comment_section_is_read_only_up_to_64_kib(tmp_path: Path) -> None:
+    """Security review f1b4bec N9: a 128 MiB .comment of NULs cost 1.2 GiB and 10 s."""
+    data = LIB.read_bytes()
+    tail = b"GCC: (real) 12\0" + b"\0" * (32 << 20) + b"GCC: (past the cap) 1\0"
+    path = _patched(tmp_path, comment=(len(data), len(tail)))  # .comment = the tail
+    path.write_bytes(path.read_bytes() + tail)
+    started = time.monotonic()
+    facts = read_elf(path)
+    assert time.monotonic() - started < 2
+    assert facts.compilers == ("GCC: (real) 12",)

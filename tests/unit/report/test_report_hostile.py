@@ -1,0 +1,59 @@
+"""A foreign manifest or .ninja_log given to `torchsmith report` (security review f1b4bec
+N14, N16, N17): clean refusals, escaped labels, no terminal escapes printed."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from torchsmith.cli import main
+from torchsmith.report.analysis import analyse, stage_times
+from torchsmith.report.build_report import write_report
+from torchsmith.report.figures import stages_figure
+from torchsmith.report.inputs import cpu_samples, load_inputs
+
+LINK = '<a href="https://evil.example/login">compile: click for details</a>'
+
+
+def _manifest(tmp_path: Path, data: object) -> Path:
+    path = tmp_path / "x.manifest.json"
+    path.write_text(data if isinstance(data, str) else json.dumps(data))
+    return path
+
+
+def test_a_stage_name_is_escaped_in_the_figure(tmp_path: Path) -> None:
+    path = _manifest(tmp_path, {"stages": {LINK: 3.0}, "workspace": str(tmp_path / "gone")})
+    figure = stages_figure(analyse(load_inputs(path)))
+    assert figure is not None
+    assert list(figure.data[0].y) == [
+        "&lt;a href=&quot;https://evil.example/login&quot;&gt;compile: click for details&lt;/a&gt;"
+    ]
+    assert "evil.example/login\\u0022\\u003e" not in write_report(path).html.read_text()
+
+
+def test_a_deep_manifest_is_a_usage_error_not_exit_70(tmp_path: Path) -> None:
+    path = _manifest(tmp_path, "[" * 200_000 + "]" * 200_000)
+    assert main(["report", str(path)]) == 2
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        {"stages": {"a": "notanumber"}},
+        {"stages": {"a": 1.0}, "resources": {"cpu_during_compile": {"samples": [[1, "x"], [2]]}}},
+        {"stages": ["a"], "stages_all_runs": 5},
+    ],
+)
+def test_non_numbers_in_a_manifest_are_left_out(tmp_path: Path, data: dict[str, object]) -> None:
+    stage_times(data)
+    assert cpu_samples(data) == []
+    assert main(["report", str(_manifest(tmp_path, data))]) == 0
+
+
+def test_a_deep_manifest_for_doctor_is_a_usage_error(tmp_path: Path) -> None:
+    log = tmp_path / "log.txt"
+    log.write_text("hello\n")
+    manifest = _manifest(tmp_path, "[" * 200_000 + "]" * 200_000)
+    assert main(["doctor", "--manifest", str(manifest), str(log)]) == 2
