@@ -6,7 +6,7 @@ from __future__ import annotations
 import io
 import subprocess
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 
@@ -19,7 +19,8 @@ class FakePopen:
 
     lines: tuple[str, ...] = ()
     status = 0
-    started: list[dict[str, Any]] = []
+    started: ClassVar[list[dict[str, Any]]] = []
+    made: ClassVar[list[FakePopen]] = []
 
     def __init__(self, args: list[str], **kwargs: Any) -> None:
         if args[0] == "missing":
@@ -29,6 +30,7 @@ class FakePopen:
         self.stdin = io.StringIO() if piped else None
         self.stdout = io.StringIO("".join(f"{line}\n" for line in self.lines))
         self.killed = False
+        FakePopen.made.append(self)
 
     def wait(self) -> int:
         return self.status
@@ -40,7 +42,7 @@ class FakePopen:
 @pytest.fixture
 def popen(monkeypatch: pytest.MonkeyPatch) -> type[FakePopen]:
     monkeypatch.setattr(subprocess, "Popen", FakePopen)
-    FakePopen.lines, FakePopen.status, FakePopen.started = (), 0, []
+    FakePopen.lines, FakePopen.status, FakePopen.started, FakePopen.made = (), 0, [], []
     return FakePopen
 
 
@@ -80,19 +82,15 @@ def test_keep_bounds_the_tail(popen: type[FakePopen]) -> None:
     assert run(["seq"], env={}, keep=3).tail == ("8", "9", "10")
 
 
-def test_an_interrupt_kills_the_command(
-    popen: type[FakePopen], monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_an_interrupt_kills_the_command(popen: type[FakePopen]) -> None:
     popen.lines = ("one",)
-    made: list[FakePopen] = []
-    monkeypatch.setattr(FakePopen, "kill", lambda self: made.append(self))
 
     def stop(line: str) -> None:
         raise KeyboardInterrupt
 
     with pytest.raises(KeyboardInterrupt):
         run(["tool"], env={}, on_line=stop)
-    assert len(made) == 1 and made[0].stdout.closed
+    assert popen.made[0].killed and popen.made[0].stdout.closed
 
 
 def test_a_missing_program_is_a_host_error(popen: type[FakePopen], tmp_path: Path) -> None:
