@@ -111,13 +111,46 @@ def _is_bool(annotation: Any) -> bool:
 def _coerce_text(key: str, text: str) -> Any:
     """Turn an env-var or CLI string into the structured value its key wants."""
     annotation = spec_keys().get(key)
-    if _is_tuple(annotation):
-        return tuple(part.strip() for part in text.split(",") if part.strip())
+    if _is_tuple(annotation):  # empty items are kept, for blank_problems to refuse
+        return tuple(part.strip() for part in text.split(","))
     if _is_bool(annotation) and text.strip().lower() in _TRUE | _FALSE:
         return text.strip().lower() in _TRUE
-    if text.strip().lower() in {"", "none", "default"} and type(None) in get_args(annotation):
+    if text.strip().lower() in {"none", "default"} and type(None) in get_args(annotation):
         return None
     return text.strip()
+
+
+def is_blank(value: Any) -> bool:
+    """An empty text, or a list holding an empty item (``,`` / ``8.6,,9.0`` / ``["", "x"]``)."""
+    if isinstance(value, str):
+        return not value.strip()
+    if isinstance(value, (tuple, list)):
+        return any(isinstance(item, str) and not item.strip() for item in value)
+    return False
+
+
+def blank_problems(
+    flat: dict[str, Any], where: str, spell: Any = None, raw: Mapping[str, Any] | None = None
+) -> list[Problem]:
+    """The one empty-value check of every layer (flag, ``TORCHSMITH_*`` variable, spec key): a
+    blank value or a blank list item is refused and removed from ``flat``; dropped, it would turn
+    into the default without a word (an empty torch into the newest release, empty targets into
+    a whole build, an empty output directory into ''). ``raw``: the text as given, to show."""
+    return [
+        _blank_problem(key, flat.pop(key), where, spell(key) if spell else key, raw or {})
+        for key in [k for k, v in flat.items() if is_blank(v)]
+    ]
+
+
+def _blank_problem(key: str, value: Any, where: str, shown: str, raw: Mapping[str, Any]) -> Problem:
+    given = raw.get(key, value)
+    if isinstance(value, str):
+        what, fix = "an empty value", f"give {shown} a value"
+    else:
+        what, fix = "an empty item names nothing", f"name each item of {shown} (comma-separated)"
+    return Problem(
+        f"{shown}={given!r} in {where}: {what}", f"{fix}, or leave {shown} out", field=key
+    )
 
 
 def env_name(key: str) -> str:
@@ -127,6 +160,7 @@ def env_name(key: str) -> str:
 def from_env(env: Mapping[str, str]) -> tuple[dict[str, Any], list[Problem]]:
     by_name = {env_name(k): k for k in spec_keys()}
     flat: dict[str, Any] = {}
+    raw: dict[str, str] = {}
     problems = []
     for name, text in env.items():
         if not name.startswith(ENV_PREFIX) or name in ENV_NOT_SPEC:
@@ -141,7 +175,8 @@ def from_env(env: Mapping[str, str]) -> tuple[dict[str, Any], list[Problem]]:
             )
             continue
         flat[by_name[name]] = _coerce_text(by_name[name], text)
-    return flat, problems
+        raw[by_name[name]] = text
+    return flat, problems + blank_problems(flat, "the environment", env_name, raw)
 
 
 def _read_problem(path: Path, exc: Exception) -> Problem:
@@ -190,7 +225,7 @@ def from_file(path: Path) -> tuple[dict[str, Any], list[Problem]]:
     data.pop("schema", None)
     data = data.get("torchsmith", data) if isinstance(data.get("torchsmith"), dict) else data
     flat = _flatten(data, str(path))
-    return flat, _check_keys(flat, str(path))
+    return flat, _check_keys(flat, str(path)) + blank_problems(flat, str(path))
 
 
 def feature_switches(
@@ -222,7 +257,7 @@ def from_cli(values: Mapping[str, Any]) -> tuple[dict[str, Any], list[Problem]]:
     flat = {
         k: (_coerce_text(k, v) if isinstance(v, str) else v) for k, v in flat.items() if k in known
     }
-    return flat, problems
+    return flat, problems + blank_problems(flat, "command-line flags")
 
 
 def _nest(flat: Mapping[str, Any]) -> dict[str, Any]:

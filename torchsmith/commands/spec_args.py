@@ -25,7 +25,7 @@ from torchsmith.spec import (
     PtxPolicy,
     ToolkitProvider,
 )
-from torchsmith.spec_sources import ResolvedSpec, feature_switches, resolve_spec
+from torchsmith.spec_sources import ResolvedSpec, feature_switches, is_blank, resolve_spec
 
 
 def _csv(values: list[str] | None) -> tuple[str, ...] | None:
@@ -266,16 +266,17 @@ _TEXT_FLAGS = (
 def _empty_items(args: argparse.Namespace) -> list[Problem]:
     """A flag given an empty value (``--torch ''``) or a list flag an empty item (``--target ''``,
     ``--gpu 8.6,``) is refused: dropped, it would turn into the default without a word
-    (``--torch ''`` into the newest release, ``--target ''`` into a whole build)."""
+    (``--torch ''`` into the newest release, ``--target ''`` into a whole build). The same
+    check (:func:`is_blank`) as for ``TORCHSMITH_*`` variables and spec keys, named by flag."""
     problems = [
         _empty_value(dest, value)
         for dest in _TEXT_FLAGS
-        if isinstance(value := getattr(args, dest, None), str) and not value.strip()
+        if isinstance(value := getattr(args, dest, None), str) and is_blank(value)
     ]
     return problems + [
         _empty_list_item(flag, getattr(args, dest))
         for dest, flag in _LIST_FLAGS.items()
-        if "" in _parts(getattr(args, dest, None) or [])
+        if is_blank(_parts(getattr(args, dest, None) or []))
     ]
 
 

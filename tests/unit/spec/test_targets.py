@@ -24,7 +24,7 @@ def test_real_targets_pass() -> None:
 
 @pytest.mark.parametrize("key", ["targets", "gpus"])
 def test_an_empty_item_in_a_spec_list_is_refused(key: str) -> None:
-    with pytest.raises(SpecError, match="holds an empty name"):
+    with pytest.raises(SpecError, match="an empty item names nothing"):
         resolve_spec(cli={key: ["c10" if key == "targets" else "8.6", " "]})
 
 
