@@ -18,7 +18,7 @@ from torchsmith import kb as kbmod
 from torchsmith.backends import make_executor
 from torchsmith.backends.base import Executor
 from torchsmith.commands.spec_args import load_host
-from torchsmith.console import out, print_json
+from torchsmith.console import out, print_json, shown
 from torchsmith.container import incoming, inside, routes
 from torchsmith.container.build import engine_choice
 from torchsmith.container.engines import EngineChoice
@@ -196,7 +196,7 @@ def _run_inside(
     out.print("==> build inside the container")
     env = {**inside.spec_env(rs), inside.IN_CONTAINER: "buildah"}
     argv = s.run_argv(_inner(args, into, cache_root), env)
-    done = ex.run(argv, env=env, on_line=lambda line: out.print(line, markup=False), check=False)
+    done = ex.run(argv, env=env, on_line=lambda line: out.print(shown(line)), check=False)
     if done.returncode != 0:
         raise BuildError(
             f"the build inside the container failed (exit {done.returncode}); its own error "

@@ -18,7 +18,7 @@ from rich.markup import escape
 from torchsmith import kb as kbmod
 from torchsmith.backends import make_executor
 from torchsmith.commands.spec_args import add_spec_arguments, cli_values, load_host
-from torchsmith.console import out, print_json
+from torchsmith.console import out, print_json, shown
 from torchsmith.container import inside, routes, sif
 from torchsmith.container.build import Build, Pull, engine_choice, oci_archive_argv, run_builds
 from torchsmith.container.context import write_context
@@ -66,6 +66,10 @@ def _print(
         out.print(f"[bold]Dockerfile[/]: {escape(str(dockerfile))}")
     for warning in ip.plan.warnings if warnings else ():
         out.print(f"[yellow]warning:[/] {escape(warning)}")
+
+
+def _engine_line(line: str) -> None:
+    out.print(shown(line))
 
 
 def _builds(args: argparse.Namespace, ip: ContainerPlan, context: Path) -> list[Build]:
@@ -116,8 +120,8 @@ def _handle(args: argparse.Namespace) -> int:
     log_dir = context / "logs"
     with make_executor("local", env) as executor:
         builds = _builds(args, ip, context)
-        run_builds(
-            executor, choice=choice, builds=builds, env=env, log_dir=log_dir, on_line=out.print
+        run_builds(  # engine output shown(): no markup, no terminal escapes (review N17)
+            executor, choice=choice, builds=builds, env=env, log_dir=log_dir, on_line=_engine_line
         )
     if args.oci_archive is not None:
         _export(args, ip, choice, env)

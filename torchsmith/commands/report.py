@@ -6,7 +6,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from torchsmith.console import out, print_json
+from torchsmith.console import out, print_json, shown
 
 
 def _handle(args: argparse.Namespace) -> int:
@@ -23,11 +23,12 @@ def _handle(args: argparse.Namespace) -> int:
             }
         )
         return 0
-    out.print(f"report: {written.html}", markup=False)
+    # shown(): a .ninja_log target or a manifest may carry terminal escapes (review f1b4bec N17)
+    out.print(f"report: {shown(written.html)}")
     if written.trace:
-        out.print(f"trace:  {written.trace} (chrome://tracing, ui.perfetto.dev)", markup=False)
+        out.print(f"trace:  {shown(written.trace)} (chrome://tracing, ui.perfetto.dev)")
     for advice in written.advice:
-        out.print(f"faster: {advice.what} ({advice.why})", markup=False, highlight=False)
+        out.print(f"faster: {shown(advice.what)} ({shown(advice.why)})", highlight=False)
     return 0
 
 

@@ -57,3 +57,17 @@ def test_a_deep_manifest_for_doctor_is_a_usage_error(tmp_path: Path) -> None:
     log.write_text("hello\n")
     manifest = _manifest(tmp_path, "[" * 200_000 + "]" * 200_000)
     assert main(["doctor", "--manifest", str(manifest), str(log)]) == 2
+
+
+def test_terminal_escapes_in_a_target_name_are_not_printed(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """N17: a title change and a clipboard write (OSC 0, OSC 52) reached stdout."""
+    build = tmp_path / "ws" / "src" / "build"
+    build.mkdir(parents=True)
+    evil = "slow\x1b]0;OWNED-TITLE\x1b\\\x1b]52;c;ZWNobyBwd25lZA==\x1b\\.o"
+    (build / ".ninja_log").write_text(f"# ninja log v5\n0\t100000\t1\t{evil}\th\n")
+    assert main(["report", str(tmp_path / "ws")]) == 0
+    printed = capsys.readouterr().out
+    assert "faster: start slow" in printed
+    assert "\x1b" not in printed
