@@ -25,6 +25,7 @@ from torchsmith.cache.trust import ancestor_reason
 from torchsmith.errors import HostError
 from torchsmith.plan_model import BuildPlan
 from torchsmith.redact import redact_data
+from torchsmith.writable import writable_dir
 
 MARKER = "created-by-torchsmith"
 INFO_NAME = "workspace.json"
@@ -110,8 +111,15 @@ def plan_record(plan: BuildPlan) -> dict[str, Any]:
 def check_cache_root(cache_root: Path, euid: int | None = None) -> Path:
     """Make ``cache_root`` (mode 0700) or check an existing one: as root, refuse one that
     another user owns or that group/others may write (root would run code from it)."""
-    if not cache_root.exists():
-        cache_root.mkdir(mode=0o700, parents=True)
+    existed = cache_root.is_dir()
+    writable_dir(  # made here, or a file / an unwritable place named as such (trial E14)
+        cache_root,
+        "the cache root (--cache-root or TORCHSMITH_CACHE_ROOT)",
+        "pass --cache-root DIR: a directory you can write, on a disk with room",
+        mode=0o700,
+        error=HostError,
+    )
+    if not existed:
         return cache_root
     euid = os.geteuid() if euid is None else euid
     info = cache_root.stat()

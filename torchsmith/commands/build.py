@@ -25,6 +25,7 @@ from torchsmith.report.summary import render_summary
 from torchsmith.steps.context import BuildOptions
 from torchsmith.steps.pipeline import BuildResult, run_build
 from torchsmith.workspace import default_cache_root
+from torchsmith.writable import check_build_paths
 
 
 def _doctor_hint(exc: BuildError) -> str | None:
@@ -79,6 +80,7 @@ def _run(args: argparse.Namespace, env: dict[str, str]) -> BuildResult:
 def _handle(args: argparse.Namespace) -> int:
     env = dict(os.environ)
     resolved = spec_from_args(args, env)
+    check_build_paths(resolved.spec, Path(args.cache_root or default_cache_root(env)).expanduser())
     if resolved.spec.backend == "docker":  # the same pipeline, inside a container of the image
         from torchsmith.commands.build_container import build_in_container
 

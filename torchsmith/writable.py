@@ -1,0 +1,68 @@
+"""One up-front check for every output or cache directory the user names (``--output-dir``,
+``--cache-dir``, ``-o``, a ``conda-channel:`` target, the cache root): made when missing, a file
+written in it and removed, before any work starts — not a traceback (exit 70) at the step that
+first writes there (trial C11, E14, I21, I22, P28, P29, S20)."""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from torchsmith.errors import TorchsmithError, UsageError
+
+if TYPE_CHECKING:
+    from torchsmith.spec import BuildSpec
+
+
+def writable_dir(
+    path: Path,
+    what: str,
+    fix: str,
+    *,
+    mode: int = 0o777,
+    error: type[TorchsmithError] = UsageError,
+) -> Path:
+    """``path`` as a directory this user can write, or ``error`` naming ``what`` (the flag or
+    key that gave it), why it cannot be used, and ``fix``."""
+    try:
+        path.mkdir(mode=mode, parents=True, exist_ok=True)
+        with tempfile.TemporaryFile(dir=path):
+            pass
+    except OSError as exc:
+        raise error(f"{what} {path}: {why_not_writable(path, exc)}", fix) from None
+    return path
+
+
+def why_not_writable(path: Path, exc: OSError) -> str:
+    """The reason in words: a file where a directory is wanted, or the system's own."""
+    for part in (path, *path.parents):
+        if part.exists() and not part.is_dir():
+            return f"{part} is a file, not a directory"
+        if part.exists():
+            break
+    reason = exc.strerror or str(exc)
+    return f"cannot make or write a directory there ({reason})"
+
+
+def check_build_paths(spec: BuildSpec, cache_root: Path) -> None:
+    """Every directory the build writes that the user named, checked once before any work
+    (``--output-dir /proc/nope`` passed preflight and failed at publish, trial S20;
+    ``--cache-dir /proc/nope`` was an internal error after the fetch, C11)."""
+    writable_dir(
+        cache_root,
+        "the cache root (--cache-root or TORCHSMITH_CACHE_ROOT)",
+        "pass --cache-root DIR: a directory you can write, on a disk with room",
+        mode=0o700,
+    )
+    writable_dir(
+        Path(spec.output_dir).expanduser().resolve(),
+        "the output directory (--output-dir / output_dir)",
+        "give --output-dir a directory you can write (default: dist)",
+    )
+    if spec.cache.dir is not None:
+        writable_dir(
+            Path(spec.cache.dir).expanduser().resolve(),
+            "the compiler cache directory (--cache-dir / cache.dir)",
+            "give --cache-dir a directory you can write, or leave it out (under the cache root)",
+        )
