@@ -189,16 +189,9 @@ def upward(graph: Edges) -> list[tuple[str, str]]:
 
 COMMAND_SHARED = frozenset({"torchsmith.commands", "torchsmith.commands.spec_args"})
 """What commands may share: the registry and the argument parsing (no command logic)."""
-COMMAND_ALLOWED: frozenset[tuple[str, str]] = frozenset(
-    {
-        # the container route's orchestration, still in commands/build_container.py: it moves
-        # to container/ (issue 22 item 5), and these two arrows go with it
-        ("torchsmith.commands.build", "torchsmith.commands.build_container"),
-        ("torchsmith.commands.plan", "torchsmith.commands.build_container"),
-    }
-)
-"""Command -> command imports still to move (shared logic goes to host/, report/, container/).
-Only shrinks: a new arrow fails the check."""
+COMMAND_ALLOWED: frozenset[tuple[str, str]] = frozenset()
+"""Command -> command imports still to move (shared logic goes to host/, report/, container/):
+none left. Stays empty: a new arrow fails the check."""
 
 
 def command_imports() -> list[tuple[str, str]]:

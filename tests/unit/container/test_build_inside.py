@@ -118,7 +118,7 @@ def test_the_plan_inside_is_resolved_against_the_images_facts() -> None:
 
 
 def test_the_images_os_release_is_read_as_measured() -> None:
-    from torchsmith.commands.build_container import os_release
+    from torchsmith.container.working import os_release
 
     fixture = Path(__file__).resolve().parents[2] / "fixtures" / "container"
     text = (fixture / "os-release-trixie").read_text()  # debootstrap trixie's /etc/os-release

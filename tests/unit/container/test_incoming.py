@@ -70,39 +70,37 @@ def test_only_an_incoming_directory_is_discarded(tmp_path: Path) -> None:
 def test_the_container_build_mounts_the_incoming_directory_not_the_output(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """build_in_container's wiring, with the engine, the plan and the build inside replaced: the
-    session mounts the cache root and a fresh incoming directory, the inner build is told to
-    publish there, and what it published lands in the output directory."""
+    """container/working.build's wiring, with the engine, the plan and the build inside
+    replaced: the session mounts the cache root and a fresh incoming directory, the inner build
+    is told to publish there, and what it published lands in the output directory."""
     import contextlib
     from types import SimpleNamespace
 
-    from torchsmith.commands import build_container as bc
+    from torchsmith.container import working as bc
 
     seen: dict[str, object] = {}
 
-    def run_inside(ex: object, session: object, args: object, **kw: object) -> dict[str, str]:
-        cache_root, into = kw["paths"]  # type: ignore[misc]
+    def run_inside(ex: object, session: object, run: object, **kw: object) -> dict[str, str]:
+        into = kw["into"]
         seen["mounts"] = session.mounts  # type: ignore[attr-defined]
-        seen["inner"] = bc._inner(args, into, cache_root)  # type: ignore[arg-type]
-        _published(into, "aaaa")
+        seen["inner"] = bc.inner_argv(into, run.cache_root, run.verify)  # type: ignore[arg-type,attr-defined]
+        _published(into, "aaaa")  # type: ignore[arg-type]
         return {}
 
-    monkeypatch.setattr(bc, "plan_of", lambda args, rs: SimpleNamespace(engine="buildah",
-                        base=SimpleNamespace(image="img", reason="r")))  # fmt: skip
-    monkeypatch.setattr(bc, "engine_choice", lambda *a: SimpleNamespace(
-        probe=SimpleNamespace(path="/usr/bin/buildah", describe=lambda: "buildah"), reason="r",
-        storage=SimpleNamespace(flags=lambda: [])))  # fmt: skip
-    monkeypatch.setattr(bc.inside, "check", lambda *a: None)
     monkeypatch.setattr(bc, "make_executor", lambda *a: contextlib.nullcontext(
         SimpleNamespace(run=lambda *a, **k: None)))  # fmt: skip
     monkeypatch.setattr(bc, "_start", lambda *a: "ctr")
     monkeypatch.setattr(bc, "_run_inside", run_inside)
     monkeypatch.setattr(bc, "_record", lambda *a: {})
-    monkeypatch.setattr(bc, "_finish", lambda args, record, out, start: sorted(os.listdir(out)))
+    monkeypatch.setattr(bc, "_finish", lambda record, out, start: sorted(os.listdir(out)))
     out = tmp_path / "home"
     rs = SimpleNamespace(spec=SimpleNamespace(output_dir=str(out)))
-    args = SimpleNamespace(storage_root=None, pull="never", no_verify=False)
-    listed = bc.build_in_container(args, rs, tmp_path / "cache")  # type: ignore[arg-type]
+    w = SimpleNamespace(engine=SimpleNamespace(
+        probe=SimpleNamespace(path="/usr/bin/buildah", describe=lambda: "buildah"), reason="r",
+        storage=SimpleNamespace(flags=lambda: [])), plan=SimpleNamespace(
+        engine="buildah", base=SimpleNamespace(image="img", reason="r")))  # fmt: skip
+    listed = bc.build(w, rs, tmp_path / "cache", pull="never", verify=True,  # type: ignore[arg-type]
+                      say=SimpleNamespace(message=print))  # fmt: skip
     assert listed == [MANIFEST, WHEEL]  # moved out; the incoming directory is gone
     mounts = seen["mounts"]
     assert out not in mounts and mounts[0] == tmp_path / "cache"  # type: ignore[operator,index]

@@ -5,7 +5,6 @@ Dockerfile's build stage runs. No engine runs: the recorded CI host stands for t
 
 from __future__ import annotations
 
-import argparse
 import json
 from pathlib import Path
 from typing import Any
@@ -14,10 +13,10 @@ import pytest
 
 from torchsmith import kb
 from torchsmith.cli import main
-from torchsmith.commands.build_container import plan_of
 from torchsmith.container import inside, routes
 from torchsmith.container.images import load_images
 from torchsmith.container.planning import ContainerPlan, facts_in
+from torchsmith.container.working import plan_of
 from torchsmith.host.model import HostFacts
 from torchsmith.plan_model import BuildPlan
 from torchsmith.planner import resolve
@@ -78,9 +77,8 @@ def test_plan_shows_the_steps_build_runs_inside(
     argv = CASES[case]
     shown = _shown(argv, capsys)
     rs = resolve_spec(cli={**_flags(argv), "backend": "docker"})
-    args = argparse.Namespace(host_facts=HOST)
-    cp = plan_of(args, rs)  # what build --backend docker plans, then runs inside
     host = HostFacts.model_validate_json(HOST.read_text())
+    cp = plan_of(rs, host)  # what build --backend docker plans, then runs inside
     inner = _inside(cp, inside.spec_env(rs), host)
     assert _steps(shown["steps"]) == _steps(cp.plan.steps)
     assert shown["plan_hash"] == cp.plan.plan_hash()

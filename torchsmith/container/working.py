@@ -1,67 +1,70 @@
 """`torchsmith build --backend docker`: the build planned against the base image's facts, then run
 by torchsmith inside a working container of that image (:mod:`torchsmith.container.inside`);
-the manifest gains the container's record (engine, image, the image's facts)."""
+the manifest gains the container's record (engine, image, the image's facts).
+
+Nothing here prints: what the user sees goes through a :class:`Messages` (any
+:class:`torchsmith.report.progress.Reporter` is one); the command prints the rest from what
+:func:`prepare` and :func:`build` return."""
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import time
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
-
-from rich.markup import escape
+from typing import Any, Protocol
 
 from torchsmith import kb as kbmod
 from torchsmith.backends import make_executor
 from torchsmith.backends.base import Executor
-from torchsmith.commands.spec_args import load_host
-from torchsmith.console import out, print_json, shown
 from torchsmith.container import incoming, inside, routes
 from torchsmith.container.build import engine_choice
 from torchsmith.container.engines import EngineChoice
 from torchsmith.container.images import load_images
 from torchsmith.container.planning import ContainerPlan
 from torchsmith.errors import BuildError
+from torchsmith.host.model import HostFacts
 from torchsmith.spec_sources import ResolvedSpec
 from torchsmith.steps.publish import publish_manifest
 
-RUNS = {
-    "working-container": "torchsmith runs this plan inside a working container of the image "
-    "(`torchsmith build --backend docker`)",
-    "dockerfile": "the generated Dockerfile's build stage runs this plan with torchsmith "
-    "inside the image (`torchsmith image`)",
-}
+
+class Messages(Protocol):
+    """Where the progress lines and the build inside's own output go (one line each)."""
+
+    def message(self, text: str) -> None: ...
 
 
-def plan_of(args: argparse.Namespace, rs: ResolvedSpec) -> ContainerPlan:
+@dataclass(frozen=True)
+class Working:
+    """What the build will run: the container plan and the engine that runs it."""
+
+    plan: ContainerPlan
+    engine: EngineChoice
+
+
+@dataclass(frozen=True)
+class Built:
+    """The manifest the build inside wrote (moved out), with the container's record added."""
+
+    manifest: Path
+    data: dict[str, Any]
+
+
+def plan_of(rs: ResolvedSpec, host: HostFacts) -> ContainerPlan:
     """The base image and the plan the torchsmith inside will make (its refusals too)."""
-    return routes.for_working_container(rs, kbmod.load(), load_images(), load_host(args))
+    return routes.for_working_container(rs, kbmod.load(), load_images(), host)
 
 
-def print_container_plan(args: argparse.Namespace, rs: ResolvedSpec) -> int:
-    """`torchsmith plan --backend docker`: the one container plan, by the route the spec asks
-    for (images: `torchsmith image`), step for step what the build inside runs."""
-    from torchsmith.report.plan_json import plan_json, shown
-    from torchsmith.report.plan_view import print_plan
-
-    ids = (os.getuid(), os.getgid())
-    cp = routes.for_spec(rs, kbmod.load(), load_images(), load_host(args), ids)
-    runs = "dockerfile" if routes.wants_images(rs.spec) else "working-container"
-    base = {"base_image": cp.base.image, "base_reason": cp.base.reason, "runs": runs}
-    if args.json:
-        print_json({**plan_json(cp.plan), "container": base})
-        return 0
-    print_plan(shown(cp.plan))
-    out.print(f"[bold]base image[/]: {escape(cp.base.image)} ({escape(cp.base.reason)})")
-    out.print(f"[bold]runs[/]: {RUNS[runs]}")
-    for image in cp.images:
-        ids_text = f"uid {image.uid} gid {image.gid} ({image.reason})"
-        out.print(f"[bold]image {image.spec.name}[/]: TZ {image.spec.tz}, user {image.spec.user}, "
-                  f"{escape(ids_text)}")  # fmt: skip
-    return 0
+def prepare(
+    rs: ResolvedSpec, host: HostFacts, env: Mapping[str, str], storage_root: Path | None
+) -> Working:
+    """The plan and the engine, checked (before anything starts)."""
+    ip = plan_of(rs, host)
+    engine = engine_choice(ip.engine, env, storage_root)
+    inside.check(rs.spec, engine)
+    return Working(ip, engine)
 
 
 def _start(ex: Executor, engine: EngineChoice, image: str, pull: str, env: Any) -> str:
@@ -127,38 +130,56 @@ def _add_record(manifest_path: Path, record: dict[str, Any]) -> dict[str, Any]:
     return data
 
 
-def _inner(args: argparse.Namespace, into: Path, cache_root: Path) -> list[str]:
+def inner_argv(into: Path, cache_root: Path, verify: bool) -> list[str]:
     """The build inside publishes into ``into`` (container/incoming.py), not the output dir."""
-    return inside.inner_build(cache_root, into, True, not args.no_verify)
+    return inside.inner_build(cache_root, into, True, verify)
 
 
-def build_in_container(args: argparse.Namespace, rs: ResolvedSpec, cache_root: Path) -> int:
+@dataclass(frozen=True)
+class _Run:
+    """One build's settings: where it lives, the base image's pull policy, verify or not."""
+
+    rs: ResolvedSpec
+    cache_root: Path
+    pull: str
+    verify: bool
+    say: Messages
+
+
+def build(
+    w: Working, rs: ResolvedSpec, cache_root: Path, *, pull: str, verify: bool, say: Messages
+) -> Built:
+    """Run the build inside a working container; its artifacts land in the spec's output
+    directory (through a fresh incoming directory) and its manifest gains the record."""
     env = dict(os.environ)
-    ip = plan_of(args, rs)
-    engine = engine_choice(ip.engine, env, args.storage_root)
-    inside.check(rs.spec, engine)
     output_dir = Path(rs.spec.output_dir).expanduser().resolve()
     for folder in (cache_root, output_dir):
         folder.mkdir(parents=True, exist_ok=True)
-    log = cache_root / "containers" / "container-setup.log"
-    log.parent.mkdir(parents=True, exist_ok=True)
-    out.print(f"[bold]base image[/]: {escape(ip.base.image)} ({escape(ip.base.reason)})")
-    out.print(f"[bold]engine[/]: {escape(engine.probe.describe())} — {escape(engine.reason)}")
+    (cache_root / "containers").mkdir(parents=True, exist_ok=True)
+    run = _Run(rs, cache_root, pull, verify, say)
     start = time.time()
     into = incoming.make_incoming(output_dir)  # mounted instead of the output directory
     try:
         with make_executor("local", env) as ex:
-            container = _start(ex, engine, ip.base.image, args.pull, env)
-            session = working_session(engine, container, (cache_root, into), env)
-            try:
-                measured = _run_inside(ex, session, args, rs=rs, ip=ip, paths=(cache_root, into))
-            finally:
-                ex.run(session.remove_argv(), env=env, log_path=log, check=False)
-                session.release()  # an environment file a failed engine call left
+            measured = _in_session(ex, w, run, into, env)
         incoming.move_out(into, output_dir)
     finally:
         incoming.discard(into)
-    return _finish(args, _record(ip, engine, measured), output_dir, start)
+    return _finish(_record(w.plan, w.engine, measured), output_dir, start)
+
+
+def _in_session(
+    ex: Executor, w: Working, run: _Run, into: Path, env: Mapping[str, str]
+) -> dict[str, str]:
+    """Start the container, run the build in it, always remove it."""
+    log = run.cache_root / "containers" / "container-setup.log"
+    container = _start(ex, w.engine, w.plan.base.image, run.pull, env)
+    session = working_session(w.engine, container, (run.cache_root, into), env)
+    try:
+        return _run_inside(ex, session, run, ip=w.plan, into=into)
+    finally:
+        ex.run(session.remove_argv(), env=env, log_path=log, check=False)
+        session.release()  # an environment file a failed engine call left
 
 
 def working_session(
@@ -177,26 +198,20 @@ def _trust_env() -> tuple[tuple[str, str], ...]:
 
 
 def _run_inside(
-    ex: Executor,
-    s: inside.Session,
-    args: argparse.Namespace,
-    *,
-    rs: ResolvedSpec,
-    ip: ContainerPlan,
-    paths: tuple[Path, Path],
+    ex: Executor, s: inside.Session, run: _Run, *, ip: ContainerPlan, into: Path
 ) -> dict[str, str]:
-    """Prepare the container, run the build in it (``paths``: the cache root, the directory it
-    publishes into); the image's measured /etc/os-release."""
-    cache_root, into = paths
+    """Prepare the container, run the build in it (publishing into ``into``); the image's
+    measured /etc/os-release."""
+    cache_root = run.cache_root
     env = dict(os.environ)
-    out.print(f"==> container {s.container}: tools from the image's suite, torchsmith")
+    run.say.message(f"==> container {s.container}: tools from the image's suite, torchsmith")
     log = cache_root / "containers" / "container-setup.log"
     _prepare(ex, s, env, log, ip.plan.compiler.value)
     release = ex.capture(s.run_argv(["cat", "/etc/os-release"]), env=env, timeout=60)
-    out.print("==> build inside the container")
-    env = {**inside.spec_env(rs), inside.IN_CONTAINER: "buildah"}
-    argv = s.run_argv(_inner(args, into, cache_root), env)
-    done = ex.run(argv, env=env, on_line=lambda line: out.print(shown(line)), check=False)
+    run.say.message("==> build inside the container")
+    env = {**inside.spec_env(run.rs), inside.IN_CONTAINER: "buildah"}
+    argv = s.run_argv(inner_argv(into, cache_root, run.verify), env)
+    done = ex.run(argv, env=env, on_line=run.say.message, check=False)
     if done.returncode != 0:
         raise BuildError(
             f"the build inside the container failed (exit {done.returncode}); its own error "
@@ -207,18 +222,11 @@ def _run_inside(
     return os_release(release.stdout)
 
 
-def _finish(
-    args: argparse.Namespace, record: dict[str, Any], output_dir: Path, start: float
-) -> int:
+def _finish(record: dict[str, Any], output_dir: Path, start: float) -> Built:
     manifest = _newest_manifest(output_dir, start)
     if manifest is None:
         raise BuildError(
             f"the build inside the container wrote no manifest into {output_dir}",
             "see the output above; report this as a torchsmith bug if it succeeded",
         )
-    data = _add_record(manifest, record)
-    if args.json:
-        print_json(data)
-    else:
-        out.print(f"[bold]manifest[/]: {escape(str(manifest))} (with the container's record)")
-    return 0
+    return Built(manifest, _add_record(manifest, record))
