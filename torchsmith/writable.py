@@ -7,12 +7,8 @@ from __future__ import annotations
 
 import tempfile
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from torchsmith.errors import TorchsmithError, UsageError
-
-if TYPE_CHECKING:
-    from torchsmith.spec import BuildSpec
 
 
 def writable_dir(
@@ -45,7 +41,7 @@ def why_not_writable(path: Path, exc: OSError) -> str:
     return f"cannot make or write a directory there ({reason})"
 
 
-def check_build_paths(spec: BuildSpec, cache_root: Path) -> None:
+def check_build_paths(output_dir: str, cache_dir: str | None, cache_root: Path) -> None:
     """Every directory the build writes that the user named, checked once before any work
     (``--output-dir /proc/nope`` passed preflight and failed at publish, trial S20;
     ``--cache-dir /proc/nope`` was an internal error after the fetch, C11)."""
@@ -56,13 +52,13 @@ def check_build_paths(spec: BuildSpec, cache_root: Path) -> None:
         mode=0o700,
     )
     writable_dir(
-        Path(spec.output_dir).expanduser().resolve(),
+        Path(output_dir).expanduser().resolve(),
         "the output directory (--output-dir / output_dir)",
         "give --output-dir a directory you can write (default: dist)",
     )
-    if spec.cache.dir is not None:
+    if cache_dir is not None:
         writable_dir(
-            Path(spec.cache.dir).expanduser().resolve(),
+            Path(cache_dir).expanduser().resolve(),
             "the compiler cache directory (--cache-dir / cache.dir)",
             "give --cache-dir a directory you can write, or leave it out (under the cache root)",
         )

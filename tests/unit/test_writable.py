@@ -40,12 +40,13 @@ def test_build_checks_the_named_directories_up_front(
     tmp_path: Path, spec: dict[str, object], said: str
 ) -> None:
     with pytest.raises(UsageError, match=said):
-        check_build_paths(BuildSpec.model_validate(spec), tmp_path / "cache")
+        built = BuildSpec.model_validate(spec)
+        check_build_paths(built.output_dir, built.cache.dir, tmp_path / "cache")
 
 
 def test_build_makes_the_good_ones(tmp_path: Path) -> None:
     spec = BuildSpec.model_validate({"output_dir": str(tmp_path / "dist")})
-    check_build_paths(spec, tmp_path / "cache")
+    check_build_paths(spec.output_dir, None, tmp_path / "cache")
     assert (tmp_path / "dist").is_dir() and (tmp_path / "cache").is_dir()
 
 

@@ -14,6 +14,7 @@ from torchsmith.errors import UsageError
 from torchsmith.proc import HOST
 from torchsmith.publish import Published, credentials
 from torchsmith.publish.target import Target, parse_target
+from torchsmith.writable import writable_dir
 
 SUFFIXES = {
     "pypi-index": (".whl",),
@@ -58,7 +59,24 @@ def secret_of(args: argparse.Namespace, service: str) -> credentials.Secret:
     return credentials.from_keyring(service, args.username)
 
 
+def check_up_front(target: Target, files: list[Path]) -> None:
+    """What the user gave, checked before anything is sent or written (issue 28 item 5): each
+    wheel is one (P21, P22), a conda channel is a directory this user can write (P28, P29)."""
+    if target.kind == "pypi-index":
+        from torchsmith.publish.wheel_file import check_wheel
+
+        for wheel in files:
+            check_wheel(wheel)
+    elif target.kind == "conda-channel":
+        writable_dir(
+            Path(target.where).expanduser(),
+            "conda-channel:",
+            "give conda-channel: a directory you can write (it is made when missing)",
+        )
+
+
 def _publish(args: argparse.Namespace, target: Target, files: list[Path]) -> list[Published]:
+    check_up_front(target, files)
     if target.kind == "pypi-index":
         from torchsmith.publish.pypi import publish_wheel
 

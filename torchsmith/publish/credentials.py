@@ -50,7 +50,14 @@ def from_file(path: Path) -> Secret:
             f"--token-file {path}: {exc.strerror}", "give a file holding the token"
         ) from None
     _check_private(path, info)
-    text = path.read_text(encoding="utf-8").strip()
+    try:
+        text = path.read_text(encoding="utf-8").strip()
+    except UnicodeDecodeError as exc:  # trial P10: was an internal error (exit 70)
+        raise UsageError(
+            f"--token-file {path} is not UTF-8 text (byte {exc.start}: {exc.reason}); "
+            "is it the token, or a binary file?",
+            "write the token alone into it, as text (e.g. pypi-AgEI…)",
+        ) from None
     if not text:
         raise UsageError(f"--token-file {path} is empty", "write the token into it")
     return Secret(text, f"file {path}")
