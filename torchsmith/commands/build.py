@@ -13,7 +13,7 @@ from torchsmith import kb as kbmod
 from torchsmith.backends import make_executor
 from torchsmith.commands.spec_args import add_spec_arguments, load_host, spec_from_args
 from torchsmith.companions.facts import against_of
-from torchsmith.console import out, print_json
+from torchsmith.console import out, print_json, shown
 from torchsmith.doctor import diagnose
 from torchsmith.errors import BuildError, UsageError
 from torchsmith.plan import resolve
@@ -22,6 +22,7 @@ from torchsmith.proc import HOST
 from torchsmith.report.eta import eta_for_plan
 from torchsmith.report.progress import make_reporter
 from torchsmith.report.summary import render_summary
+from torchsmith.spec_sources import ResolvedSpec
 from torchsmith.steps.context import BuildOptions
 from torchsmith.steps.pipeline import BuildResult, run_build
 from torchsmith.workspace import default_cache_root
@@ -77,16 +78,40 @@ def _run(args: argparse.Namespace, env: dict[str, str]) -> BuildResult:
         reporter.close()
 
 
+class _Lines:
+    """The container build's progress and the build inside's output: one line each, no
+    markup, no terminal escapes (review N17)."""
+
+    def message(self, text: str) -> None:
+        out.print(shown(text))
+
+
+def _in_container(
+    args: argparse.Namespace, rs: ResolvedSpec, env: dict[str, str], root: Path
+) -> int:
+    """`build --backend docker`: torchsmith builds inside a working container of the image."""
+    from torchsmith.container import working
+
+    w = working.prepare(rs, load_host(args), env, args.storage_root)
+    out.print(f"[bold]base image[/]: {escape(w.plan.base.image)} ({escape(w.plan.base.reason)})")
+    out.print(f"[bold]engine[/]: {escape(w.engine.probe.describe())} — {escape(w.engine.reason)}")
+    verify = not args.no_verify
+    built = working.build(w, rs, root, pull=args.pull, verify=verify, say=_Lines())
+    if args.json:
+        print_json(built.data)
+    else:
+        out.print(f"[bold]manifest[/]: {escape(str(built.manifest))} (with the container's record)")
+    return 0
+
+
 def _handle(args: argparse.Namespace) -> int:
     env = dict(os.environ)
     resolved = spec_from_args(args, env)
     root = Path(args.cache_root or default_cache_root(env)).expanduser()
     check_build_paths(resolved.spec.output_dir, resolved.spec.cache.dir, root)
     if resolved.spec.backend == "docker":  # the same pipeline, inside a container of the image
-        from torchsmith.commands.build_container import build_in_container
-
         root = Path(args.cache_root or default_cache_root(env)).expanduser().resolve()
-        return build_in_container(args, resolved, root)
+        return _in_container(args, resolved, env, root)
     if args.storage_root is not None or args.pull != "missing":
         raise UsageError(
             "--storage-root and --pull apply to a build in a container, and this one runs on "
