@@ -57,3 +57,12 @@ def test_a_cache_root_that_is_a_file_is_a_host_error(tmp_path: Path) -> None:
         check_cache_root(tmp_path / "root")
     with pytest.raises(HostError, match="cannot make or write"):
         check_cache_root(Path("/proc/x"))
+
+
+@pytest.mark.parametrize("where", ["/proc/ctx", "FILE"])
+def test_image_context_dir_is_refused_as_the_flag(tmp_path: Path, where: str) -> None:
+    """I21 (-o /proc/ctx), I22 (-o REGULAR_FILE): the words image uses for -o."""
+    (tmp_path / "FILE").write_text("x")
+    path = tmp_path / where if where == "FILE" else Path(where)
+    with pytest.raises(UsageError, match="^-o/--context-dir "):
+        writable_dir(path, "-o/--context-dir", "give -o a directory you can write")

@@ -28,6 +28,7 @@ from torchsmith.container.planning import ContainerPlan
 from torchsmith.errors import HostError, Problem, SpecError
 from torchsmith.report.plan_json import plan_json
 from torchsmith.spec_sources import ResolvedSpec, resolve_spec
+from torchsmith.writable import writable_dir
 
 NOT_PROBED = "not asked (--dockerfile-only: no engine is needed for this)"
 
@@ -107,7 +108,11 @@ def _handle(args: argparse.Namespace) -> int:
             )
         if problems:
             raise SpecError(problems)
-    context = Path(args.context_dir).expanduser().resolve()
+    context = writable_dir(  # trial I21/I22: -o /proc/ctx or a file was exit 70
+        Path(args.context_dir).expanduser().resolve(),
+        "-o/--context-dir",
+        "give -o a directory you can write (the build context goes there)",
+    )
     dockerfile = write_context(ip, load_images().tool("uv"), context, args.wheels)
     if args.json:
         data: dict[str, Any] = {"plan": plan_json(ip.plan), "base_image": ip.base.image}
