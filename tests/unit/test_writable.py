@@ -64,5 +64,5 @@ def test_image_context_dir_is_refused_as_the_flag(tmp_path: Path, where: str) ->
     """I21 (-o /proc/ctx), I22 (-o REGULAR_FILE): the words image uses for -o."""
     (tmp_path / "FILE").write_text("x")
     path = tmp_path / where if where == "FILE" else Path(where)
-    with pytest.raises(UsageError, match="^-o/--context-dir "):
+    with pytest.raises(UsageError, match=r"^-o/--context-dir "):
         writable_dir(path, "-o/--context-dir", "give -o a directory you can write")
