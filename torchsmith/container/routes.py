@@ -20,7 +20,7 @@ from torchsmith.container.planning import (
     local_spec,
     plan_container,
 )
-from torchsmith.errors import PlanError, Problem
+from torchsmith.errors import NotReadyError, PlanError, Problem
 from torchsmith.host.model import HostFacts
 from torchsmith.kb import KnowledgeBase
 from torchsmith.redact import redact_url
@@ -101,10 +101,19 @@ def _python_problems(cp: ContainerPlan) -> list[Problem]:
 def for_working_container(
     rs: ResolvedSpec, kb: KnowledgeBase, images_kb: ImageKb, machine: HostFacts
 ) -> ContainerPlan:
-    """The plan ``build --backend docker`` runs inside a working container of the image."""
-    _check(inside.refusals(rs.spec, None))
-    cp = plan_container(rs, kb, images_kb, machine)
-    _check(_python_problems(cp))
+    """The plan ``build --backend docker`` runs inside a working container of the image; one
+    list of every conflict (``plan`` and ``build`` both come here): what the route refuses,
+    then the planner's conflicts on other fields or, when it has none, the image's Python."""
+    refused = inside.refusals(rs.spec, None)
+    try:
+        cp = plan_container(rs, kb, images_kb, machine)
+    except PlanError as exc:
+        if not refused or isinstance(exc, NotReadyError):
+            raise
+        fields = {p.field for p in refused}  # the route's word on a field comes first
+        rest = [p for p in exc.problems if p.field not in fields]
+        raise PlanError([*refused, *rest], exc.hint or NOTHING_BUILT) from exc
+    _check([*refused, *_python_problems(cp)])
     return cp
 
 
