@@ -152,7 +152,10 @@ IN_CONTAINER = "TORCHSMITH_IN_CONTAINER"
 def spec_env(rs: ResolvedSpec) -> dict[str, str]:
     """The given spec values as the ``TORCHSMITH_*`` variables the torchsmith inside reads."""
     keys = [k for k, o in rs.origins.items() if o != "default" and k not in NOT_FORWARDED]
-    env = {env_name(k): env_text(_value(rs.spec, k)) for k in sorted(keys)}
+    values = {k: _value(rs.spec, k) for k in sorted(keys)}
+    # an empty list (the default of companions, gpus, targets) has no variable text:
+    # TORCHSMITH_X= is refused as blank (issue 28 item 4)
+    env = {env_name(k): env_text(v) for k, v in values.items() if v != ()}
     return {**env, env_name("backend"): "local"}
 
 

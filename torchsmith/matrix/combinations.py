@@ -118,7 +118,9 @@ def _combination(
     index: int, matrix: MatrixSpec, flat: dict[str, Any], axes: dict[str, Any]
 ) -> Combination:
     values = {**flat, **axes}
-    env = {env_name(k): env_text(v) for k, v in sorted(values.items())}
+    # an empty list has no variable text (TORCHSMITH_X= is refused as blank): left out, the job
+    # reads the key's default, and _lossy refuses the combination where that differs
+    env = {env_name(k): env_text(v) for k, v in sorted(values.items()) if v not in ([], ())}
     problems = _value_problems(env) + _table_problems(axes)
     ident = "-".join([matrix.name, *(_slug(v) for v in axes.values())])[:90]
     try:

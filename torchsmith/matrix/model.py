@@ -20,6 +20,7 @@ AWS_SECRET_ACCESS_KEY = "secrets.AWS_SECRET_ACCESS_KEY"
 
 from __future__ import annotations
 
+import json
 import re
 import sys
 from pathlib import Path
@@ -147,7 +148,17 @@ class MatrixSpec(_Strict):
     def _axes(cls, axes: dict[str, list[Any]]) -> dict[str, list[Any]]:
         if not axes or any(not values for values in axes.values()):
             raise ValueError("name at least one axis, each with at least one value")
+        twice = {k: _repeated(values) for k, values in axes.items() if _repeated(values)}
+        if twice:  # each would be one more identical job (issue 28 item 8)
+            listed = "; ".join(f"{k}: {', '.join(v)}" for k, v in twice.items())
+            raise ValueError(f"an axis lists a value twice ({listed}): give each value once")
         return axes
+
+
+def _repeated(values: list[Any]) -> list[str]:
+    """The values (as JSON text: a GPU set is a list) that an axis lists more than once."""
+    texts = [json.dumps(v, sort_keys=True) for v in values]
+    return sorted({t for t in texts if texts.count(t) > 1})
 
 
 def _read_toml(path: Path) -> dict[str, Any]:
