@@ -7,13 +7,14 @@ import os
 from pathlib import Path
 from typing import Any
 
+from rich.console import Console
 from rich.markup import escape
 
 from torchsmith import kb as kbmod
 from torchsmith.backends import make_executor
 from torchsmith.commands.spec_args import add_spec_arguments, load_host, spec_from_args
 from torchsmith.companions.facts import against_of
-from torchsmith.console import out, print_json, shown
+from torchsmith.console import err, out, print_json, shown
 from torchsmith.doctor import diagnose
 from torchsmith.errors import BuildError, UsageError
 from torchsmith.plan import resolve
@@ -68,7 +69,7 @@ def _run(args: argparse.Namespace, env: dict[str, str]) -> BuildResult:
         verify=not args.no_verify,
     )
     eta = eta_for_plan(plan.torch.value, plan.cuda.value, plan.targets, plan.max_jobs.value)
-    reporter = make_reporter(out, eta)
+    reporter = make_reporter(progress_console(args), eta)
     try:
         with make_executor(plan.backend, env) as executor:
             return run_build(plan, options, executor, reporter, host)
@@ -78,12 +79,21 @@ def _run(args: argparse.Namespace, env: dict[str, str]) -> BuildResult:
         reporter.close()
 
 
+def progress_console(args: argparse.Namespace) -> Console:
+    """Where progress goes: stderr under --json, whose stdout is the one JSON document (issue 28
+    item 9: build --json mixed progress lines into it)."""
+    return err if getattr(args, "json", False) else out
+
+
 class _Lines:
     """The container build's progress and the build inside's output: one line each, no
     markup, no terminal escapes (review N17)."""
 
+    def __init__(self, console: Console) -> None:
+        self.console = console
+
     def message(self, text: str) -> None:
-        out.print(shown(text))
+        self.console.print(shown(text))
 
 
 def _in_container(
@@ -93,10 +103,11 @@ def _in_container(
     from torchsmith.container import working
 
     w = working.prepare(rs, load_host(args), env, args.storage_root)
-    out.print(f"[bold]base image[/]: {escape(w.plan.base.image)} ({escape(w.plan.base.reason)})")
-    out.print(f"[bold]engine[/]: {escape(w.engine.probe.describe())} — {escape(w.engine.reason)}")
+    said = progress_console(args)
+    said.print(f"[bold]base image[/]: {escape(w.plan.base.image)} ({escape(w.plan.base.reason)})")
+    said.print(f"[bold]engine[/]: {escape(w.engine.probe.describe())} — {escape(w.engine.reason)}")
     verify = not args.no_verify
-    built = working.build(w, rs, root, pull=args.pull, verify=verify, say=_Lines())
+    built = working.build(w, rs, root, pull=args.pull, verify=verify, say=_Lines(said))
     if args.json:
         print_json(built.data)
     else:

@@ -9,6 +9,8 @@ from typing import Any
 from torchsmith.cache import launcher_env_keys
 from torchsmith.doctor import warnings_that_changed_result
 from torchsmith.doctor.context import context_from
+from torchsmith.doctor.ruledb import load_rules
+from torchsmith.plan_model import BuildPlan
 from torchsmith.report.manifest import (
     ManifestInputs,
     artifact_record,
@@ -27,14 +29,35 @@ STAGE = "publish"
 
 
 def result_warnings(ctx: BuildContext) -> list[str]:
-    """Warnings in the configure/compile logs that mean a feature was quietly switched off."""
+    """Warnings in the configure/compile logs that mean a feature was quietly switched off —
+    not one the plan switched off itself (issue 28 item 9: a --cpu build ended with warnings
+    about cuDNN and MAGMA it never asked for)."""
     context = context_from(ctx.plan.model_dump(mode="json"))
     found: list[str] = []
     for stage in ("configure", "compile"):
         log = ctx.log(stage)
         if log.is_file():
-            found += [f"{w.title}: {w.fix}" for w in warnings_that_changed_result(log, context)]
+            found += [
+                f"{w.title}: {w.fix}"
+                for w in warnings_that_changed_result(log, context)
+                if warning_applies(w.rule_id, ctx.plan)
+            ]
     return list(dict.fromkeys(found))
+
+
+_CUDA_ONLY = frozenset({"cuda", "cuda-archs", "cudnn", "nccl", "magma"})
+
+
+def warning_applies(rule_id: str, plan: BuildPlan) -> bool:
+    """A feature warning applies unless the plan turned that feature off, or the feature is a
+    CUDA one and this is a CPU build (the rule's ``feature``, doctor/rules/feature_off.toml)."""
+    feature = {r.id: r.feature for r in load_rules()}.get(rule_id)
+    if feature is None:
+        return True
+    if feature in _CUDA_ONLY and plan.cuda.value is None:
+        return False
+    asked = plan.features.get(feature)
+    return asked is None or asked.value is not False
 
 
 def _ninja(state: BuildState) -> dict[str, Any]:
