@@ -75,6 +75,24 @@ def _locate(path: Path) -> tuple[Path | None, Path | None]:
     )
 
 
+def _nothing_to_report(path: Path, workspace: Path | None) -> UsageError:
+    """A workspace whose build stopped before ninja ran (it has timings.json) is named as such,
+    with the way on (issue 28 item 9, trial R16: the hint pointed back at the same path)."""
+    try:
+        stages = list(json.loads((workspace or path).joinpath("timings.json").read_text()))
+    except (OSError, ValueError, TypeError):
+        return UsageError(
+            f"{path} holds neither a build manifest nor a .ninja_log",
+            "pass the workspace of a build (its path is printed by `torchsmith build`)",
+        )
+    return UsageError(
+        f"{path} is the workspace of a build that stopped before anything was compiled "
+        f"(stages run: {', '.join(map(str, stages)) or 'none'}): there is no compile to report",
+        f"see why it stopped in {path / 'logs'}; run the same `torchsmith build` again (it "
+        "resumes), then `torchsmith report` on this workspace",
+    )
+
+
 def load_inputs(path: Path) -> ReportInputs:
     """Read the manifest and the ``.ninja_log`` that belong to ``path``."""
     manifest_path, workspace = _locate(path)
@@ -83,10 +101,7 @@ def load_inputs(path: Path) -> ReportInputs:
         workspace = Path(manifest["workspace"])
     log = _log_for(manifest, workspace)
     if manifest is None and log is None:
-        raise UsageError(
-            f"{path} holds neither a build manifest nor a .ninja_log",
-            "pass the workspace of a build (its path is printed by `torchsmith build`)",
-        )
+        raise _nothing_to_report(path, workspace)
     runs = parse_runs(log.read_text(encoding="utf-8", errors="replace")) if log else []
     shown = building_runs(runs)
     return ReportInputs(
