@@ -10,6 +10,7 @@ import re
 from packaging.version import InvalidVersion, Version
 from pydantic import Field, field_validator
 
+from torchsmith.mirror_url import mirror_refusal
 from torchsmith.spec_sections import (
     COMPANIONS,
     Backend,
@@ -202,6 +203,16 @@ class BuildSpec(_Strict):
             raise ValueError(
                 f"{value!r} is not a source; use git, debian, path:DIR, tarball:URL, bundle:FILE"
             )
+        return value
+
+    @field_validator("git_mirror")
+    @classmethod
+    def _git_mirror(cls, value: str | None) -> str | None:
+        """The fetch's own transport rules, at spec load: `plan` and `image` accepted
+        git:// and http:// mirrors the fetch then refused (security review f1b4bec M2, N18)."""
+        refusal = None if value is None else mirror_refusal(value)
+        if refusal is not None:
+            raise ValueError("; ".join(refusal))
         return value
 
     @field_validator("against")

@@ -238,3 +238,23 @@ def test_a_forged_pytorch_release_tag_is_refused_against_the_real_kb(
     spack = "a8d6afb511a69687bbb2b7e88a3cf67917e1697e"  # the KB's v2.5.1 commit
     with pytest.raises(SourceError, match=f"knowledge base pins {spack}"):
         fetch_source(plan, tmp_path / "cache", upstream.env, runner=HOST)
+
+
+def test_an_unpinned_tag_is_fetched_with_a_warning_naming_the_commit(
+    upstream: Upstream, tmp_path: Path
+) -> None:
+    """Security review f1b4bec M2: a tag no commit pins (the KB's newest releases) is taken
+    from github.com only, loudly, and the manifest records what came and that nothing pinned it
+    (here the clone the mirror filled, reused without a mirror: its submodules point at github)."""
+    _fetch(upstream, tmp_path / "cache")
+    lines: list[str] = []
+    tree = fetch_git(
+        _plan(upstream).model_copy(update={"git_mirror": None}), tmp_path / "cache",
+        upstream.env, runner=HOST, on_line=lines.append, recorded_commit=lambda _plan: None,
+    )  # fmt: skip
+    assert tree.identity == upstream.tag_commit
+    assert tree.details["pinned_by"] == "nothing" and tree.details["commit"] == tree.identity
+    assert lines == [
+        "git: WARNING: v1.0 is not pinned (no commit recorded in the knowledge base): fetched "
+        f"commit {upstream.tag_commit}, unverified, recorded in the manifest (pinned_by: nothing)"
+    ]

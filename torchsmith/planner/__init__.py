@@ -38,6 +38,7 @@ from torchsmith.planner.steps import StepInputs, plan_steps
 from torchsmith.planner.support import PIPELINE, Capabilities, refuse_unsupported
 from torchsmith.planner.toolchain import resolve_compiler, resolve_cuda, resolve_toolkit
 from torchsmith.planner.versions import (
+    pinned_commit,
     resolve_companions,
     resolve_python,
     resolve_source,
@@ -151,7 +152,8 @@ def _steps(
     spec, outputs = ctx.spec, [str(o) for o in ctx.spec.outputs]
     if build is not None and against is not None:
         return companion_steps(build, outputs, torch[2])
-    inputs = StepInputs(*torch, list(spec.targets), outputs, spec.install_python)
+    pinned = pinned_commit(torch[0], ctx.release)
+    inputs = StepInputs(*torch, list(spec.targets), outputs, spec.install_python, pinned)
     return plan_steps(inputs) + (companion_steps(build, outputs) if build else [])
 
 

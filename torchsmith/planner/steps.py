@@ -19,12 +19,18 @@ class StepInputs:
     targets: list[str]
     outputs: list[str]
     install_python: str | None = None
+    pinned: str | None = None  # the commit a git fetch insists on (planner.versions)
 
 
-def _fetch(source: SourcePlan) -> list[PlanStep]:
+def _fetch(source: SourcePlan, pinned: str | None) -> list[PlanStep]:
     what = f"{source.kind}: {source.location} {source.ref}".strip()
     if source.kind == "git":
         what += " (with its submodules)"
+        what += (
+            f", must be commit {pinned}"
+            if pinned
+            else ", NOT PINNED: no commit recorded, the commit fetched is named and recorded"
+        )
     steps = [PlanStep(name="fetch", what=what)]
     if not source.in_place:
         steps.append(PlanStep(name="copy", what="the workspace's own copy of the tree (made once)"))
@@ -80,4 +86,4 @@ def _repair_what(cuda: str | None) -> str:
 
 
 def plan_steps(inputs: StepInputs) -> list[PlanStep]:
-    return [*_fetch(inputs.source), *_prepare(inputs), *_finish(inputs)]
+    return [*_fetch(inputs.source, inputs.pinned), *_prepare(inputs), *_finish(inputs)]

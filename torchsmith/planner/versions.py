@@ -14,6 +14,7 @@ from torchsmith.spec import COMPANIONS
 
 PYTORCH_GIT = "https://github.com/pytorch/pytorch.git"
 _COMMIT = re.compile(r"^[0-9a-f]{7,40}$")
+_FULL_COMMIT = re.compile(r"^[0-9a-f]{40}$")  # sources.git's _SHA: what the fetch pins itself to
 
 
 def resolve_torch(ctx: Ctx) -> Decision[str]:
@@ -41,6 +42,31 @@ def tag_of(torch: str, rel: Release | None) -> str:
     if _COMMIT.match(torch):
         return torch
     return rel.tag if rel else f"v{torch}"
+
+
+def pinned_commit(source: SourcePlan, rel: Release | None) -> str | None:
+    """The commit the git fetch will insist on (``sources.git.expected_commit``): the ref when it
+    is a full commit, else the knowledge base's record of the release tag; None: unpinned."""
+    if source.kind != "git":
+        return None
+    if _FULL_COMMIT.match(source.ref):
+        return source.ref
+    return rel.commit if rel is not None and rel.tag == source.ref else None
+
+
+def _unpinned(source: SourcePlan) -> str:
+    """The plan's warning for a git ref no commit pins (security review f1b4bec M2)."""
+    if source.git_mirror:
+        return (
+            f"{source.ref} has no commit recorded in the knowledge base: the fetch through "
+            "--git-mirror will refuse it (the mirror would be its only witness); give the commit "
+            "(--torch <40-hex sha>) or fetch without the mirror"
+        )
+    return (
+        f"{source.ref} has no commit recorded in the knowledge base: the fetch trusts whatever "
+        f"{source.location} serves for it, names the commit it got and records it in the "
+        "manifest (pinned_by: nothing); pin it with --torch <40-hex sha>"
+    )
 
 
 def _companion_version(rel: Release, name: str) -> str | None:
@@ -170,7 +196,7 @@ def resolve_source(ctx: Ctx, torch: str) -> SourcePlan:
     spec = ctx.spec
     kind, _, location = spec.source.partition(":")
     if kind == "git":
-        return SourcePlan(
+        source = SourcePlan(
             kind="git",
             location=PYTORCH_GIT,
             ref=tag_of(torch, ctx.release),
@@ -178,6 +204,9 @@ def resolve_source(ctx: Ctx, torch: str) -> SourcePlan:
             reason="git clone of the release tag with submodules"
             + (f", through mirror {spec.git_mirror}" if spec.git_mirror else ""),
         )
+        if pinned_commit(source, ctx.release) is None:
+            ctx.warnings.append(_unpinned(source))
+        return source
     if kind == "debian":
         return _debian_source(ctx, torch)
     if kind == "bundle" and "#sha256=" not in location:

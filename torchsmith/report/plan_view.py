@@ -34,6 +34,9 @@ def print_plan(plan: BuildPlan) -> None:
     src = plan.source
     ref = f" {src.ref}" if src.ref and src.ref != src.location else ""  # a bundle: ref == path
     out.print(f"[bold]source[/]: {escape(f'{src.kind} {src.location}{ref}')}")
+    fetch = next((s for s in plan.steps if s.name == "fetch" and s.subject is None), None)
+    if src.kind == "git" and fetch is not None:  # the commit the fetch insists on, or none
+        out.print(f"  fetch: {escape(fetch.what)}")
     for comp in plan.companions:
         out.print(f"[bold]{comp.name}[/] {escape(f'{comp.version} ({comp.reason})')}")
     print_table(_decisions_table(plan))

@@ -30,6 +30,7 @@ from urllib.parse import unquote, urlsplit, urlunsplit
 
 from torchsmith import kb
 from torchsmith.errors import SourceError, ToolError
+from torchsmith.mirror_url import mirror_refusal
 from torchsmith.plan_model import SourcePlan
 from torchsmith.redact import redact_url
 from torchsmith.runner import Completed, LineCallback, Runner
@@ -43,8 +44,6 @@ _SHA = re.compile(r"^[0-9a-f]{40}$")
 _STATUS = re.compile(r"^[ +\-U]?([0-9a-f]{40,64}) (\S+)")
 # Abort a stalled transfer (a cut network) instead of hanging: < 1 kB/s for 60 s.
 _STALL = ("http.lowSpeedLimit=1000", "http.lowSpeedTime=60")
-_MIRROR_SCHEMES = frozenset({"https", "ssh", "file"})
-_PLAIN_TEXT = frozenset({"http", "git", "ftp"})
 # git runs it as `sh -c '<this> get'`: the secret is read from the environment, never argv.
 CREDENTIAL_HELPER = (
     '!f() { test "$1" = get || return 0; printf "username=%s\\npassword=%s\\n" '
@@ -54,20 +53,9 @@ CREDENTIAL_HELPER = (
 
 def check_mirror(mirror: str) -> None:
     """Refuse a mirror URL git would fetch over a plain-text or unknown transport."""
-    scheme = urlsplit(mirror).scheme.lower() if "://" in mirror else ""
-    if scheme in _MIRROR_SCHEMES or (not scheme and "::" not in mirror):
-        return
-    if scheme in _PLAIN_TEXT:
-        raise SourceError(
-            f"--git-mirror {redact_url(mirror)} uses plain-text {scheme}://",
-            "anyone on the network path could change what is fetched (and read credentials): "
-            "use an https://, ssh:// or file:// mirror",
-        )
-    transport = scheme or mirror.split("::", maxsplit=1)[0]
-    raise SourceError(
-        f"--git-mirror {redact_url(mirror)}: transport {transport!r} is not supported",
-        "use an https://, ssh:// or file:// URL, or a local path",
-    )
+    refusal = mirror_refusal(mirror)
+    if refusal is not None:
+        raise SourceError(*refusal)
 
 
 def split_credentials(mirror: str) -> tuple[str, dict[str, str]]:
@@ -166,6 +154,14 @@ def expected_commit(ref: str, recorded: str | None, mirror: str | None) -> str |
         "through --git-mirror only pinned refs are fetched: give the commit (--torch <40-hex "
         "sha>), fetch from github.com without the mirror, or record the tag's commit "
         "(scripts/refresh_commits.py)",
+    )
+
+
+def unpinned_warning(ref: str, commit: str) -> str:
+    """What a fetch of a ref no commit pins says (security review f1b4bec M2)."""
+    return (
+        f"WARNING: {ref} is not pinned (no commit recorded in the knowledge base): fetched commit "
+        f"{commit}, unverified, recorded in the manifest (pinned_by: nothing)"
     )
 
 
@@ -352,6 +348,8 @@ def fetch_git(
         else:
             commit, subs = _clone(git, plan, expected, jobs)
             owned.update_info(dest, complete=True, commit=commit, submodules=subs)
+    if expected is None:
+        _say(on_line, unpinned_warning(plan.ref, commit))
     return SourceTree(
         kind="git",
         root=dest / "tree",

@@ -13,6 +13,7 @@ from pathlib import Path
 from torchsmith.redact import redact_url
 from torchsmith.sources import fetch_source
 from torchsmith.sources.base import SourceTree
+from torchsmith.sources.git import unpinned_warning
 from torchsmith.sources.version_check import check_tree_version
 from torchsmith.steps.context import BuildContext
 from torchsmith.steps.state import BuildState
@@ -31,6 +32,8 @@ def fetch(ctx: BuildContext, env: dict[str, str]) -> SourceTree:
         )
         check_tree_version(tree, ctx.plan.torch.value)
     ctx.reporter.message(f"source {tree.kind} {tree.version} at {tree.root} ({tree.identity})")
+    if tree.kind == "git" and tree.details.get("pinned_by") == "nothing":  # loud (review M2)
+        ctx.reporter.message(unpinned_warning(tree.details.get("ref", ""), tree.identity))
     return tree
 
 
