@@ -249,6 +249,15 @@ class BuildSpec(_Strict):
             )
         return tuple(v.strip() for v in value)
 
+    @field_validator("images")
+    @classmethod
+    def _images(cls, value: tuple[TrainingImage, ...]) -> tuple[TrainingImage, ...]:
+        names = [image.name for image in value]
+        twice = sorted({n for n in names if names.count(n) > 1})
+        if twice:  # trial I12: two `AS train-a` stages
+            raise ValueError(f"image name(s) {twice} given twice: each [[images]] needs its own")
+        return value
+
     @field_validator("targets")
     @classmethod
     def _targets(cls, value: tuple[str, ...]) -> tuple[str, ...]:

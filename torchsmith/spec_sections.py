@@ -236,9 +236,7 @@ class TrainingImage(_Strict):
     requirements: tuple[PipRequirement, ...] = Field(
         (), description="Extra Python requirements (pip specifiers) to install."
     )
-    tz: str = Field(
-        "UTC", pattern=r"^[A-Za-z0-9_+/-]+$", description="Time zone (TZ), e.g. 'Asia/Seoul'."
-    )
+    tz: str = Field("UTC", description="Time zone (TZ) of the tz database, e.g. 'Asia/Seoul'.")
     user: str = Field(
         "user", pattern=r"^[a-z_][a-z0-9_-]{0,31}$", description="Name of the non-root user."
     )
@@ -257,3 +255,44 @@ class TrainingImage(_Strict):
         description="'venv': wheels installed into /opt/venv; 'system': into the image's own "
         "Python (dist-packages), the wheels kept under /opt/wheels.",
     )
+
+    @field_validator("tz")
+    @classmethod
+    def _tz(cls, value: str) -> str:
+        return check_time_zone(value)
+
+    @field_validator("user")
+    @classmethod
+    def _user(cls, value: str) -> str:
+        if value == "root":  # trial I15: `groupadd root` failed at image build
+            raise ValueError(
+                "user 'root' is the image's own superuser, not a user to create; "
+                "set root = true to run as root, or name another user"
+            )
+        return value
+
+
+# An IANA tz database name: Area/Location (Etc/UTC, America/Argentina/Buenos_Aires) or a legacy
+# single name (UTC, EST5EDT); no leading '/', no '..' (https://data.iana.org/time-zones/theory.html
+# "Names of timezones": components of letters, digits, '_', '-', '+', '/' separated).
+_TZ_FORM = re.compile(r"^[A-Za-z][A-Za-z0-9_+-]*(/[A-Za-z0-9_+-]+)*$")
+
+
+def known_time_zones() -> frozenset[str]:
+    """The zones of this machine's tz database (Debian's tzdata, which the images install too);
+    empty where it has none (then only the form is checked)."""
+    import zoneinfo  # only when an image names a time zone
+
+    return frozenset(zoneinfo.available_timezones())
+
+
+def check_time_zone(value: str, known: frozenset[str] | None = None) -> str:
+    """A time zone the image's tzdata has (trial I05 'Mars/Olympus_Mons', I07 '/etc/shadow')."""
+    zones = known_time_zones() if known is None else known
+    if not _TZ_FORM.match(value) or (zones and value not in zones):
+        import difflib
+
+        close = difflib.get_close_matches(value, sorted(zones), n=1)
+        hint = f"did you mean {close[0]!r}?" if close else "e.g. 'UTC', 'Europe/Berlin'"
+        raise ValueError(f"{value!r} is not a time zone of the tz database; {hint}")
+    return value
