@@ -10,6 +10,7 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
+from tests.canary import CmdlineWatch, files_holding
 from tests.resources import require_root, require_tool
 from torchsmith.container import env_file, inside
 from torchsmith.container.engines import EngineChoice, EngineProbe, Storage
@@ -71,9 +72,12 @@ def test_buildah_run_gets_the_environment_by_file(tmp_path: Path) -> None:
     try:
         argv = session.run_argv(["/usr/bin/env"], {"TORCHSMITH_TORCH": "2.6.0", "TRICKY": TRICKY})
         assert not any(CANARY in a for a in argv)
-        shown = run(argv)
+        with CmdlineWatch(CANARY) as watch:  # buildah and what it starts: none has it on argv
+            shown = run(argv)
+        assert watch.scans > 0 and watch.seen == [], watch.seen
     finally:
         run(session.remove_argv())
+    assert files_holding(CANARY, [tmp_path]) == []  # store, mount, env file dir: nothing kept
     assert f"http_proxy=alice:{CANARY}@proxy.example:3128\n" in shown
     assert "TORCHSMITH_TORCH=2.6.0\n" in shown and f"TRICKY={TRICKY}\n" in shown
     assert list((mount / env_file.DIR_NAME).iterdir()) == []

@@ -17,7 +17,6 @@ import shutil
 import socket
 import subprocess
 import sys
-import threading
 import time
 import zipfile
 from collections.abc import Iterator
@@ -25,6 +24,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.canary import CmdlineWatch, files_holding, texts_holding
 from tests.resources import require
 
 from .small_tree import args, cli_env, make_tree, run_cli
@@ -74,51 +74,12 @@ def _wait_for(port: int, server: subprocess.Popen[bytes], log: Path) -> None:
     pytest.fail("pypiserver did not listen within 30 s")
 
 
-class CmdlineWatch:
-    """Reads every process's command line until stopped; remembers any holding the canary."""
-
-    def __init__(self) -> None:
-        self.seen: list[str] = []
-        self.scans = 0
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, daemon=True)
-
-    def __enter__(self) -> CmdlineWatch:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._stop.set()
-        self._thread.join()
-
-    def _run(self) -> None:
-        while not self._stop.is_set():
-            for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
-                try:
-                    text = cmdline.read_bytes().replace(b"\0", b" ").decode(errors="replace")
-                except OSError:
-                    continue
-                if CANARY in text:
-                    self.seen.append(text)
-            self.scans += 1
-
-
 def _publish(argv: list[str], env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    with CmdlineWatch() as watch:
+    with CmdlineWatch(CANARY) as watch:
         done = run_cli(["publish", *argv], env, timeout=120)
     assert watch.scans > 0 and not watch.seen, watch.seen
-    assert CANARY not in done.stdout + done.stderr
+    assert texts_holding(CANARY, [done.stdout, done.stderr]) == []
     return done
-
-
-def _files_holding_canary(roots: list[Path], skip: set[Path]) -> list[Path]:
-    found = []
-    for root in roots:
-        for path in root.rglob("*"):
-            readable = path.is_file() and not path.is_symlink() and path not in skip
-            if readable and CANARY.encode() in path.read_bytes():
-                found.append(path)
-    return found
 
 
 def _other_wheel(wheel: Path, dest: Path) -> Path:
@@ -185,5 +146,4 @@ def test_publish_to_a_local_pypi_index_then_pip_install(tmp_path: Path, index: s
     assert "libfake.so" in ran.stdout
 
     skip = {token_file, keyring_file}
-    leaks = _files_holding_canary([cache, dist, tmp_path / "server.log", tmp_path], skip)
-    assert leaks == []
+    assert files_holding(CANARY, [cache, dist, tmp_path / "server.log", tmp_path], skip) == []

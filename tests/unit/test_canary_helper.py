@@ -1,0 +1,46 @@
+"""tests/canary.py finds a canary where a leak would put it: a file (as given or
+percent-encoded, in a sub-directory), a captured text, a live process's command line."""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+
+from tests.canary import CmdlineWatch, cmdlines_holding, files_holding, forms, texts_holding
+
+CANARY = "tok/CANARY+9f2 e"
+
+
+def test_forms_are_as_given_and_percent_encoded() -> None:
+    assert forms(CANARY) == (b"tok/CANARY+9f2 e", b"tok%2FCANARY%2B9f2%20e")
+    assert forms("plain") == (b"plain",)
+
+
+def test_files_holding_finds_both_forms_and_skips_the_tests_own(tmp_path: Path) -> None:
+    (tmp_path / "a" / "b").mkdir(parents=True)
+    leaked = tmp_path / "a" / "b" / "manifest.json"
+    leaked.write_text('{"url": "https://u:tok%2FCANARY%2B9f2%20e@h/"}')
+    own = tmp_path / "token"
+    own.write_text(CANARY)
+    (tmp_path / "clean.log").write_text("nothing here")
+    (tmp_path / "link").symlink_to(own)
+    assert files_holding(CANARY, [tmp_path], skip=[own]) == [leaked]
+    assert files_holding(CANARY, [own]) == [own]  # a root may be a file
+
+
+def test_texts_holding_names_the_texts() -> None:
+    assert texts_holding(CANARY, ["ok", b"x tok/CANARY+9f2 e", "fine"]) == [1]
+
+
+def test_the_cmdline_watch_reads_live_command_lines() -> None:
+    own = Path(sys.argv[0]).name  # this test process's own argv holds it
+    assert cmdlines_holding(own)
+    with CmdlineWatch(own) as watch:
+        while watch.scans == 0:
+            time.sleep(0.01)
+    assert watch.seen and watch.scans > 0
+    with CmdlineWatch(CANARY) as quiet:
+        while quiet.scans == 0:
+            time.sleep(0.01)
+    assert quiet.seen == []
