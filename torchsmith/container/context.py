@@ -16,7 +16,9 @@ from torchsmith import atomic
 from torchsmith.container import inside
 from torchsmith.container.dockerfile import DockerfileInput, render
 from torchsmith.container.planning import ContainerPlan
+from torchsmith.container.prebuilt import check_prebuilt
 from torchsmith.errors import UsageError
+from torchsmith.plan_model import BuildPlan
 from torchsmith.redact import redact_data
 
 DOCKERIGNORE = "*\n!torchsmith/\n!wheels/\n**/__pycache__\n"
@@ -39,10 +41,11 @@ def manifest(cp: ContainerPlan) -> dict[str, Any]:
     return dict(redact_data(data))
 
 
-def _copy_wheels(wheels: Path, dest: Path) -> None:
+def _copy_wheels(wheels: Path, dest: Path, plan: BuildPlan) -> None:
     found = sorted(wheels.glob("*.whl"))
     if not found:
         raise UsageError(f"no wheels in {wheels}", "give a directory holding *.whl files")
+    check_prebuilt(found, plan.torch.value, plan.python.value)  # before anything is copied
     dest.mkdir(parents=True, exist_ok=True)
     for wheel in found:
         shutil.copy2(wheel, dest / wheel.name)
@@ -76,7 +79,7 @@ def write_context(cp: ContainerPlan, uv_image: str, out: Path, wheels: Path | No
     if wheels is None:
         _copy_torchsmith(meta)
     else:
-        _copy_wheels(wheels, out / "wheels")
+        _copy_wheels(wheels, out / "wheels", cp.plan)
     atomic.write_text(out / ".dockerignore", DOCKERIGNORE)
     dockerfile = out / "Dockerfile"
     atomic.write_text(dockerfile, text)
