@@ -113,7 +113,7 @@ def test_publish_to_a_local_pypi_index_then_pip_install(tmp_path: Path, index: s
     assert refused.returncode == 2 and "mode 0644" in refused.stderr
     token_file.chmod(0o600)
     wrong = _publish([str(dist), *to, "--token-env", "WRONG"], {**env, "WRONG": "not-it"})
-    assert wrong.returncode == 2 and "refused the credentials" in wrong.stderr
+    assert wrong.returncode == 13 and "refused the credentials" in wrong.stderr
 
     first = _publish([str(dist), *to, "--token-env", "PKG_TOKEN", "--json"], env)
     assert first.returncode == 0, first.stderr

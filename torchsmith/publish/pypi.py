@@ -17,7 +17,7 @@ from urllib.parse import unquote, urljoin, urlsplit
 import requests
 from packaging.utils import canonicalize_name, parse_wheel_filename
 
-from torchsmith.errors import PublishError, UsageError
+from torchsmith.errors import PublishError
 from torchsmith.hashing import sha256_file
 from torchsmith.publish.credentials import Secret
 from torchsmith.publish.model import Published
@@ -84,8 +84,8 @@ def _calling(url: str, call: Callable[[], _T]) -> _T:
 
 
 def _raise_for(resp: requests.Response, what: str, secrets: Sequence[str] = ()) -> None:
-    if resp.status_code in (401, 403):
-        raise UsageError(
+    if resp.status_code in (401, 403):  # publish's own exit (13), not a usage error (2)
+        raise PublishError(
             f"{what}: the index refused the credentials ({resp.status_code})",
             "check the token and that it may upload to this project",
         )

@@ -70,3 +70,18 @@ def test_a_token_file_that_is_not_text_is_refused(tmp_path: Path) -> None:
     with pytest.raises(UsageError, match="is not UTF-8 text") as caught:
         credentials.from_file(token)
     assert "\\xff" not in str(caught.value)  # no bytes of the file in the message
+
+
+@pytest.mark.parametrize("status", [401, 403])
+def test_a_rejected_credential_is_publishs_exit_13(status: int) -> None:
+    """Issue 28 item 6: it was a usage error (exit 2)."""
+    import requests
+
+    from torchsmith.errors import PublishError
+    from torchsmith.publish.pypi import _raise_for
+
+    resp = requests.Response()
+    resp.status_code = status
+    with pytest.raises(PublishError, match="refused the credentials") as caught:
+        _raise_for(resp, "uploading x.whl")
+    assert caught.value.exit_code == 13
