@@ -120,3 +120,36 @@ def test_a_huge_comment_section_is_read_only_up_to_64_kib(tmp_path: Path) -> Non
     facts = read_elf(path)
     assert time.monotonic() - started < 2
     assert facts.compilers == ("GCC: (real) 12",)
+
+
+def test_running_out_of_memory_is_an_inspect_error_not_exit_70(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """N9: a 2 GiB .comment under `ulimit -v` ended in 'internal error: MemoryError' (rc 70)."""
+    from torchsmith.inspect import elf
+
+    def exhausted(*_args: object) -> bytes:
+        raise MemoryError
+
+    monkeypatch.setattr(elf, "_section_bytes", exhausted)
+    with pytest.raises(InspectError, match="more memory than this machine gives"):
+        read_elf(LIB)
+
+
+def test_rodata_is_read_in_pieces_with_matches_across_their_edges(tmp_path: Path) -> None:
+    """N9: .rodata was read whole (128 MiB: 161 MiB RSS). In pieces, a marker and the arch
+    list that straddle a piece's edge are still found, and the first arch list wins."""
+    from torchsmith.inspect.elf import _PIECE
+
+    data = LIB.read_bytes()
+    flags = b"\0sm_80 sm_90 compute_90\0"
+    tail = bytearray(3 * _PIECE)
+    tail[_PIECE - 10 : _PIECE - 10 + len(flags)] = flags
+    tail[2 * _PIECE - 6 : 2 * _PIECE + 6] = b"NCCL_COMM_ID"
+    tail[100:112] = b"ncclTopoSort"
+    tail[-40:-27] = b"\0sm_50 sm_60\0"  # a later list is not the one compiled in
+    path = _patched(tmp_path, rodata=(len(data), len(tail)))
+    path.write_bytes(path.read_bytes() + bytes(tail))
+    facts = read_elf(path, arch_flags=True)
+    assert facts.arch_flags == "sm_80 sm_90 compute_90"
+    assert facts.markers == frozenset({"nccl"})
