@@ -6,12 +6,16 @@ real commands, then asks where the value surfaced. Three places are looked at:
   (:class:`CmdlineWatch`: an argv lives only as long as its process) and once more at the end;
 * every file under the directories the test names (workspace, cache, dist, logs, manifests),
   minus the files the test itself wrote the secret into (:func:`files_holding`);
-* texts the test captured: stdout, stderr, log contents (:func:`texts_holding`).
+* texts the test captured: stdout, stderr, log contents (:func:`texts_holding`);
+* what appeared in the temporary directory while the test ran (:class:`TmpWatch`): a credential
+  file left behind there (an OCI auth file on SIGTERM) is a leak even once the test is over.
 
 Each looks for the value as given and percent-encoded (a URL's user-info or query)."""
 
 from __future__ import annotations
 
+import os
+import tempfile
 import threading
 from collections.abc import Iterable
 from pathlib import Path
@@ -86,3 +90,26 @@ def texts_holding(canary: str, texts: Iterable[str | bytes]) -> list[int]:
         for i, text in enumerate(texts)
         if _holds(text if isinstance(text, bytes) else text.encode(errors="replace"), canary)
     ]
+
+
+class TmpWatch:
+    """The entries of the temporary directory (``$TMPDIR``, else /tmp) that appeared while the
+    block ran; :meth:`holding` scans them (other tests' new entries cannot hold this canary)."""
+
+    def __init__(self, canary: str) -> None:
+        self.canary = canary
+        self.root = Path(tempfile.gettempdir())
+        self._before: set[str] = set()
+        self.new: list[Path] = []
+
+    def __enter__(self) -> TmpWatch:
+        self._before = set(os.listdir(self.root))
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.new = [self.root / n for n in sorted(set(os.listdir(self.root)) - self._before)]
+
+    def holding(self) -> list[Path]:
+        """The new entries (files, or files under new directories) that hold the canary."""
+        readable = [p for p in self.new if os.access(p, os.R_OK)]
+        return files_holding(self.canary, readable)

@@ -10,7 +10,7 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
-from tests.canary import CmdlineWatch, files_holding
+from tests.canary import CmdlineWatch, TmpWatch, files_holding
 from tests.resources import require_root, require_tool
 from torchsmith.container import env_file, inside
 from torchsmith.container.engines import EngineChoice, EngineProbe, Storage
@@ -72,9 +72,9 @@ def test_buildah_run_gets_the_environment_by_file(tmp_path: Path) -> None:
     try:
         argv = session.run_argv(["/usr/bin/env"], {"TORCHSMITH_TORCH": "2.6.0", "TRICKY": TRICKY})
         assert not any(CANARY in a for a in argv)
-        with CmdlineWatch(CANARY) as watch:  # buildah and what it starts: none has it on argv
+        with CmdlineWatch(CANARY) as watch, TmpWatch(CANARY) as tmp:  # none on argv or in /tmp
             shown = run(argv)
-        assert watch.scans > 0 and watch.seen == [], watch.seen
+        assert watch.scans > 0 and watch.seen == [] and tmp.holding() == [], watch.seen
     finally:
         run(session.remove_argv())
     assert files_holding(CANARY, [tmp_path]) == []  # store, mount, env file dir: nothing kept

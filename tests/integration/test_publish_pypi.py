@@ -24,7 +24,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.canary import CmdlineWatch, files_holding, texts_holding
+from tests.canary import CmdlineWatch, TmpWatch, files_holding, texts_holding
 from tests.resources import require
 
 from .small_tree import args, cli_env, make_tree, run_cli
@@ -75,9 +75,10 @@ def _wait_for(port: int, server: subprocess.Popen[bytes], log: Path) -> None:
 
 
 def _publish(argv: list[str], env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    with CmdlineWatch(CANARY) as watch:
+    with CmdlineWatch(CANARY) as watch, TmpWatch(CANARY) as tmp:
         done = run_cli(["publish", *argv], env, timeout=120)
     assert watch.scans > 0 and not watch.seen, watch.seen
+    assert tmp.holding() == []  # no credential file left in /tmp
     assert texts_holding(CANARY, [done.stdout, done.stderr]) == []
     return done
 

@@ -7,7 +7,16 @@ import sys
 import time
 from pathlib import Path
 
-from tests.canary import CmdlineWatch, cmdlines_holding, files_holding, forms, texts_holding
+import pytest
+
+from tests.canary import (
+    CmdlineWatch,
+    TmpWatch,
+    cmdlines_holding,
+    files_holding,
+    forms,
+    texts_holding,
+)
 
 CANARY = "tok/CANARY+9f2 e"
 
@@ -44,3 +53,17 @@ def test_the_cmdline_watch_reads_live_command_lines() -> None:
         while quiet.scans == 0:
             time.sleep(0.01)
     assert quiet.seen == []
+
+
+def test_the_tmp_watch_scans_what_appeared_meanwhile(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("tempfile.tempdir", str(tmp_path))
+    (tmp_path / "old-auth.json").write_text(CANARY)  # there before: another test's business
+    with TmpWatch(CANARY) as watch:
+        left = tmp_path / "torchsmith-auth-x" / "auth.json"
+        left.parent.mkdir()
+        left.write_text(CANARY)
+        (tmp_path / "clean").write_text("nothing")
+    assert watch.new == [tmp_path / "clean", left.parent]
+    assert watch.holding() == [left]
