@@ -11,6 +11,7 @@ import pytest
 from torchsmith.errors import SpecError
 from torchsmith.matrix import combinations, load_matrix, render
 from torchsmith.matrix.github import MAX_WORKFLOW_BYTES, check_size
+from torchsmith.spec_sources import resolve_spec
 
 
 def _write(tmp_path: Path, text: str) -> Path:
@@ -53,3 +54,17 @@ def test_render_checks_the_size(tmp_path: Path) -> None:
     with pytest.raises(SpecError, match="500 KB"):
         many = [dataclasses.replace(combos[0], id=f"job-{i}") for i in range(1200)]
         render(matrix, many, "github-actions")
+
+
+def test_an_unset_ci_variable_reaches_a_job_as_none_not_blank() -> None:
+    """GitHub renders an unset vars.X as ''; TORCHSMITH_X='' is refused as blank (item 4)."""
+    examples = Path(__file__).parents[3] / "examples" / "matrix-seed-002.toml"
+    matrix = load_matrix(examples)
+    combos = combinations(matrix, examples)
+    text = render(matrix, combos, "github-actions")
+    assert "${{ vars.TORCHSMITH_CACHE_LOCATION || 'none' }}" in text
+    assert "${{ secrets.SCCACHE_AWS_ACCESS_KEY_ID }}" in text  # not a spec variable: as is
+    env = {**combos[0].env, "TORCHSMITH_CACHE_LOCATION": "none"}
+    assert resolve_spec(env=env).spec.cache.location is None
+    bake = render(matrix, combos, "bake")
+    assert 'variable "TORCHSMITH_CACHE_LOCATION" {\n  default = "none"' in bake
