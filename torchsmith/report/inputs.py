@@ -45,7 +45,43 @@ def _read_manifest(path: Path) -> dict[str, Any]:
             f"{path} is not a torchsmith build manifest (no 'stages')",
             "pass a *.manifest.json written by `torchsmith build`, or its workspace directory",
         )
+    _check_shape(path, data)
     return data
+
+
+# the types the report reads; a foreign manifest with others was a TypeError, exit 70 (N16)
+_SHAPES: dict[str, type] = {
+    "stages": dict,
+    "stages_all_runs": dict,
+    "resources": dict,
+    "source": dict,
+    "plan": dict,
+    "compiler_cache": dict,
+    "workspace": str,
+}
+
+
+def _check_shape(path: Path, data: dict[str, Any]) -> None:
+    nested = {f"source.{k}": v for k, v in _table(data.get("source")).items()}
+    nested |= {f"resources.{k}": v for k, v in _table(data.get("resources")).items()}
+    wrong = [
+        k
+        for k, kind in _SHAPES.items()
+        if data.get(k) is not None and not isinstance(data[k], kind)
+    ]
+    if not isinstance(nested.get("source.built_in") or "", str):
+        wrong.append("source.built_in")
+    if not isinstance(nested.get("resources.cpu_during_compile") or {}, dict):
+        wrong.append("resources.cpu_during_compile")
+    if wrong:
+        raise UsageError(
+            f"{path} is not a torchsmith build manifest: {', '.join(wrong)} of the wrong type",
+            "pass a *.manifest.json written by `torchsmith build`, or its workspace directory",
+        )
+
+
+def _table(value: object) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
 
 
 def _newest_manifest(workspace: Path) -> Path | None:

@@ -4,6 +4,7 @@ N14, N16, N17): clean refusals, escaped labels, no terminal escapes printed."""
 from __future__ import annotations
 
 import json
+import random
 from pathlib import Path
 
 import pytest
@@ -43,13 +44,25 @@ def test_a_deep_manifest_is_a_usage_error_not_exit_70(tmp_path: Path) -> None:
     [
         {"stages": {"a": "notanumber"}},
         {"stages": {"a": 1.0}, "resources": {"cpu_during_compile": {"samples": [[1, "x"], [2]]}}},
-        {"stages": ["a"], "stages_all_runs": 5},
     ],
 )
 def test_non_numbers_in_a_manifest_are_left_out(tmp_path: Path, data: dict[str, object]) -> None:
     stage_times(data)
     assert cpu_samples(data) == []
     assert main(["report", str(_manifest(tmp_path, data))]) == 0
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        {"stages": ["a"], "stages_all_runs": 5},
+        {"stages": {}, "workspace": ["x"]},
+        {"stages": {}, "source": {"built_in": 3}},
+        {"stages": {}, "resources": {"cpu_during_compile": [1]}},
+    ],
+)
+def test_tables_of_the_wrong_type_are_a_usage_error(tmp_path: Path, data: object) -> None:
+    assert main(["report", str(_manifest(tmp_path, data))]) == 2  # a TypeError was exit 70
 
 
 def test_a_deep_manifest_for_doctor_is_a_usage_error(tmp_path: Path) -> None:
@@ -71,3 +84,32 @@ def test_terminal_escapes_in_a_target_name_are_not_printed(
     printed = capsys.readouterr().out
     assert "faster: start slow" in printed
     assert "\x1b" not in printed
+
+
+def _random_value(rng: random.Random, depth: int) -> object:
+    """A JSON value of the shapes a manifest has, with the wrong types in the wrong places."""
+    leaves = [None, True, -1, 2.5, "x", "<a>", "\x1b]0;t\x07", 10**30, "1e400", ""]
+    if depth <= 0 or rng.random() < 0.3:
+        return rng.choice(leaves)
+    keys = ["stages", "stages_all_runs", "resources", "cpu_during_compile", "samples",
+            "peak_process_rss_mib", "source", "built_in", "workspace", "plan", "torch",
+            "compiler_cache", "hits", "misses", "a"]  # fmt: skip
+    if rng.random() < 0.5:
+        return [_random_value(rng, depth - 1) for _ in range(rng.randint(0, 3))]
+    return {rng.choice(keys): _random_value(rng, depth - 1) for _ in range(rng.randint(0, 4))}
+
+
+def test_random_manifests_never_crash_report_or_doctor(tmp_path: Path) -> None:
+    """Issue 27: fuzzing of report and doctor --manifest inputs, deterministic (fixed seed):
+    every input is reported (0), refused as a usage error (2) or diagnosed (doctor), never 70."""
+    rng = random.Random(27)
+    log = tmp_path / "log.txt"
+    log.write_text("error: something failed\n")
+    for i in range(40):
+        data = _random_value(rng, 5)
+        if isinstance(data, dict) and rng.random() < 0.7:
+            data.setdefault("stages", _random_value(rng, 2))
+        path = _manifest(tmp_path, json.dumps(data))
+        assert main(["report", str(path), "--output", str(tmp_path / "out")]) in (0, 2), data
+        assert main(["doctor", "--manifest", str(path), str(log)]) != 70, data
+        del i
