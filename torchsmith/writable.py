@@ -8,7 +8,7 @@ from __future__ import annotations
 import tempfile
 from pathlib import Path
 
-from torchsmith.errors import TorchsmithError, UsageError
+from torchsmith.errors import HostError, TorchsmithError, UsageError
 
 
 def writable_dir(
@@ -50,6 +50,7 @@ def check_build_paths(output_dir: str, cache_dir: str | None, cache_root: Path) 
         "the cache root (--cache-root or TORCHSMITH_CACHE_ROOT)",
         "pass --cache-root DIR: a directory you can write, on a disk with room",
         mode=0o700,
+        error=HostError,  # as preflight and `source fetch` say it (exit 7)
     )
     writable_dir(
         Path(output_dir).expanduser().resolve(),

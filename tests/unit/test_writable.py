@@ -44,6 +44,14 @@ def test_build_checks_the_named_directories_up_front(
         check_build_paths(built.output_dir, built.cache.dir, tmp_path / "cache")
 
 
+def test_build_names_a_bad_cache_root_as_preflight_does(tmp_path: Path) -> None:
+    (tmp_path / "root").write_text("x")
+    with pytest.raises(
+        HostError, match=r"the cache root \(--cache-root or TORCHSMITH_CACHE_ROOT\)"
+    ):
+        check_build_paths("dist", None, tmp_path / "root")
+
+
 def test_build_makes_the_good_ones(tmp_path: Path) -> None:
     spec = BuildSpec.model_validate({"output_dir": str(tmp_path / "dist")})
     check_build_paths(spec.output_dir, None, tmp_path / "cache")
