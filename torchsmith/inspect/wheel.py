@@ -39,6 +39,10 @@ _GCC = re.compile(r"GCC: .*?(\d+)\.(\d+)\.(\d+)")
 # files are a few KiB; torch's largest library (libtorch_cuda.so of a CUDA 13 wheel) is ~1.5 GiB.
 MAX_TEXT_BYTES = 1 << 20
 MAX_LIBRARY_BYTES = 16 << 30
+# a whole wheel's libraries together (the largest real torch wheels hold ~5 GiB): one hostile
+# wheel could otherwise declare any number of 16 GiB libraries (security review f1b4bec N9)
+MAX_WHEEL_LIBRARY_BYTES = 64 << 30
+MAX_LIBRARIES = 4096
 TORCH_CONFIG = "torch/share/cmake/Torch/TorchConfig.cmake"
 
 
@@ -108,7 +112,19 @@ def _library_infos(zf: zipfile.ZipFile) -> list[zipfile.ZipInfo]:
     infos = [i for i in zf.infolist() if not i.is_dir() and _SHARED.search(i.filename)]
     for info in infos:
         _declared(info, MAX_LIBRARY_BYTES, "the cap for one shared library")
+    _budget(infos)
     return sorted(infos, key=lambda i: -i.compress_size)
+
+
+def _budget(infos: list[zipfile.ZipInfo]) -> None:
+    """Refuse a wheel whose libraries together are more than any torch wheel holds."""
+    total = sum(i.file_size for i in infos)
+    if total > MAX_WHEEL_LIBRARY_BYTES or len(infos) > MAX_LIBRARIES:
+        raise InspectError(
+            f"the wheel's {len(infos)} shared libraries declare {total} bytes together, more "
+            f"than the caps ({MAX_LIBRARIES} libraries, {MAX_WHEEL_LIBRARY_BYTES} bytes)",
+            "this is not a torch wheel torchsmith can read; rebuild or re-download it",
+        )
 
 
 def _one(

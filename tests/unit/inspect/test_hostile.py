@@ -110,6 +110,22 @@ def test_oversized_library_is_refused_before_extraction(
         inspect_wheel(_wheel(tmp_path, LIB))
 
 
+@pytest.mark.parametrize(
+    ("cap", "value"), [("MAX_WHEEL_LIBRARY_BYTES", 50_000), ("MAX_LIBRARIES", 2)]
+)
+def test_a_wheel_of_too_many_library_bytes_is_refused_before_extraction(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, cap: str, value: int
+) -> None:
+    """N9: each library was capped (16 GiB), the whole wheel was not."""
+    monkeypatch.setattr(wheel_mod, cap, value)
+    wheel = _wheel(tmp_path, LIB)  # LIB: 22 912 bytes; three copies are 68 736
+    with zipfile.ZipFile(wheel, "a") as zf:
+        zf.write(LIB, "torch/lib/libc10.so")
+        zf.write(LIB, "torch/lib/libtorch.so")
+    with pytest.raises(InspectError, match=r"3 shared libraries declare \d+ bytes together"):
+        inspect_wheel(wheel)
+
+
 def test_a_huge_comment_section_is_read_only_up_to_64_kib(tmp_path: Path) -> None:
     """Security review f1b4bec N9: a 128 MiB .comment of NULs cost 1.2 GiB and 10 s."""
     data = LIB.read_bytes()
