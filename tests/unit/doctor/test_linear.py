@@ -24,6 +24,10 @@ HOSTILE = {
     "repeated-error-prefix": "error: " * (MIB // 7),
     "quote-run": "error: command '" + "'" * MIB,
     "many-colons": "x:1:" * (MIB // 4) + " error",
+    # security review f1b4bec N8's slowest shapes (a 1 MiB line took > 300 s with Python's re)
+    "wheel-tags-dots": ".whl is not a supported wheel on this platform" + "." * MIB,
+    "wheel-tags-dots-first": "." * MIB + ".whl is not a supported wheel on this platform",
+    "pybind11-run": "pybind11/a" * (MIB // 10),
 }
 
 
