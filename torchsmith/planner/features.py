@@ -6,6 +6,7 @@ from torchsmith.plan_model import Decision, EnvSetting
 from torchsmith.planner import official
 from torchsmith.planner.context import Ctx, decide
 from torchsmith.spec import Features, Linkage
+from torchsmith.spec_sources import env_name
 
 CUDA_ONLY = ("cudnn", "nccl", "system_nccl", "magma", "split_cuda")
 # Optional features a 'minimal' preset turns off for the fastest build.
@@ -62,6 +63,12 @@ def resolve_linking(
         key = f"linking.{lib}"
         value = getattr(ctx.spec.linking, lib)
         if cuda is None:
+            if ctx.asked(key):  # trial E09: --link cuda=pip-deps --cpu was ignored silently
+                ctx.problem(
+                    f"{key} = {value} links a CUDA library; this is a CPU build",
+                    f"add --cuda VERSION, or drop --link {lib}=… / {env_name(key)}",
+                    key,
+                )
             result[lib] = decide(None, "default", "CPU build")
         elif lib != "cuda" and features[lib].value is False:
             result[lib] = decide(None, "default", f"{lib} is off")
