@@ -22,10 +22,11 @@ from pathlib import Path
 
 import pytest
 
+from tests.canary import files_holding
 from tests.resources import require_tool
 
 from .small_tree import cli_env
-from .test_publish_pypi import CANARY, _files_holding_canary, _free_port, _publish
+from .test_publish_pypi import CANARY, _free_port, _publish
 
 pytestmark = [pytest.mark.slow]
 
@@ -180,4 +181,4 @@ def test_publish_an_image_to_a_local_registry_and_pull_it_back_by_digest(
 
     skip = {authfile}
     roots = [tmp_path / "storage", dist, tmp_path / "registry.log", tmp_path / "pulled"]
-    assert _files_holding_canary(roots, skip) == []
+    assert files_holding(CANARY, roots, skip) == []
