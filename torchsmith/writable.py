@@ -18,16 +18,37 @@ def writable_dir(
     *,
     mode: int = 0o777,
     error: type[TorchsmithError] = UsageError,
+    keep: bool = True,
 ) -> Path:
     """``path`` as a directory this user can write, or ``error`` naming ``what`` (the flag or
-    key that gave it), why it cannot be used, and ``fix``."""
+    key that gave it), why it cannot be used, and ``fix``. With ``keep=False`` the directories
+    the check had to make are removed again: a build that fails later leaves no empty output
+    directory behind (it is made when there is something to publish)."""
+    made = missing_dirs(path)
     try:
         path.mkdir(mode=mode, parents=True, exist_ok=True)
         with tempfile.TemporaryFile(dir=path):
             pass
     except OSError as exc:
         raise error(f"{what} {path}: {why_not_writable(path, exc)}", fix) from None
+    finally:
+        if not keep:
+            remove_made(made)
     return path
+
+
+def missing_dirs(path: Path) -> list[Path]:
+    """``path`` and its parents that do not exist yet, deepest first."""
+    return [p for p in (path, *path.parents) if not p.exists() and not p.is_symlink()]
+
+
+def remove_made(made: list[Path]) -> None:
+    """Remove the (still empty) directories a check made, deepest first."""
+    for directory in made:
+        try:
+            directory.rmdir()
+        except OSError:
+            return
 
 
 def why_not_writable(path: Path, exc: OSError) -> str:
@@ -56,10 +77,12 @@ def check_build_paths(output_dir: str, cache_dir: str | None, cache_root: Path) 
         Path(output_dir).expanduser().resolve(),
         "the output directory (--output-dir / output_dir)",
         "give --output-dir a directory you can write (default: dist)",
+        keep=False,
     )
     if cache_dir is not None:
         writable_dir(
             Path(cache_dir).expanduser().resolve(),
             "the compiler cache directory (--cache-dir / cache.dir)",
             "give --cache-dir a directory you can write, or leave it out (under the cache root)",
+            keep=False,
         )

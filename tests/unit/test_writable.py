@@ -52,10 +52,19 @@ def test_build_names_a_bad_cache_root_as_preflight_does(tmp_path: Path) -> None:
         check_build_paths("dist", None, tmp_path / "root")
 
 
-def test_build_makes_the_good_ones(tmp_path: Path) -> None:
-    spec = BuildSpec.model_validate({"output_dir": str(tmp_path / "dist")})
-    check_build_paths(spec.output_dir, None, tmp_path / "cache")
-    assert (tmp_path / "dist").is_dir() and (tmp_path / "cache").is_dir()
+def test_build_checks_the_good_ones_and_leaves_no_empty_output_dir(tmp_path: Path) -> None:
+    """The output directory is checked by making it, then removed again (with its new
+    parents): a build that fails later leaves no empty dist/ behind; the cache root stays."""
+    spec = BuildSpec.model_validate({"output_dir": str(tmp_path / "out" / "dist")})
+    check_build_paths(spec.output_dir, str(tmp_path / "cc"), tmp_path / "cache")
+    assert (tmp_path / "cache").is_dir()
+    assert not (tmp_path / "out").exists() and not (tmp_path / "cc").exists()
+
+
+def test_an_existing_output_dir_is_kept(tmp_path: Path) -> None:
+    (tmp_path / "dist").mkdir()
+    check_build_paths(str(tmp_path / "dist"), None, tmp_path / "cache")
+    assert (tmp_path / "dist").is_dir() and list((tmp_path / "dist").iterdir()) == []
 
 
 def test_a_cache_root_that_is_a_file_is_a_host_error(tmp_path: Path) -> None:
