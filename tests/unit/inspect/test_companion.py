@@ -16,7 +16,7 @@ from torchsmith.errors import VerifyError
 from torchsmith.inspect.companion import CompanionInspection, abi_of, is_companion
 from torchsmith.inspect.model import GpuCode
 
-FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "companions"
+FIXTURE = Path(__file__).resolve().parents[2] / "fixtures" / "companions"
 OLD = "_ZN3c106detail14torchCheckFailEPKcS2_jRKSs"
 NEW = "_ZN3c106detail14torchCheckFailEPKcS2_jRKNSt7__cxx1112basic_stringIcSt11char_traitsIcESaIcEEE"
 PLAIN = "_ZN2at4_ops10mul_Tensor4callERKNS_6TensorES4_"
