@@ -84,6 +84,9 @@ def test_tarball_from_a_file_checks_and_records_sha256(real_subset: Path, tmp_pa
         fetch_source(
             _plan("tarball", f"{archive}#sha256={'0' * 64}"), cache, _env(tmp_path), runner=HOST
         )
+    # unpinned, the location has its own cache entry (a pinned one is keyed by its sha256,
+    # sources/tarball.entry_name): its first fetch is recorded, later bytes must match it
+    fetch_source(_plan("tarball", str(archive)), cache, _env(tmp_path), runner=HOST)
     with tarfile.open(archive, "w:gz") as tar:  # the same location, other bytes
         tar.add(real_subset / "setup.py", arcname="pytorch-1.13.1/setup.py")
     with pytest.raises(SourceError, match="changed since torchsmith first fetched it"):
@@ -219,7 +222,7 @@ def test_tarball_from_a_url_with_a_stale_partial_download(
     import functools
     import http.server
 
-    from torchsmith.sources.git import cache_key
+    from torchsmith.sources.tarball import entry_name
 
     from .https_server import serve_https
 
@@ -235,7 +238,7 @@ def test_tarball_from_a_url_with_a_stale_partial_download(
         cache = tmp_path / "cache"
         # a download cut earlier left a partial file; this server cannot resume (no ranges)
         tree = fetch_source(_plan("tarball", url), cache, env, runner=HOST)
-        download = cache / "tarball" / cache_key(url, "") / "download"
+        download = cache / "tarball" / entry_name(url, None) / "download"
         (download / "pytorch-1.13.1.tar.gz").unlink()
         (download / "pytorch-1.13.1.tar.gz.part").write_bytes(archive.read_bytes()[:1000])
         again = fetch_source(_plan("tarball", url), cache, env, runner=HOST)
