@@ -8,8 +8,10 @@ libraries, as for torch. Reruns reuse the repaired wheel of the same compiled wh
 
 from __future__ import annotations
 
+import re
 import time
-from pathlib import Path
+import zipfile
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 from torchsmith.errors import BuildError, ToolError
@@ -32,11 +34,23 @@ from torchsmith.steps.repair import (
 )
 from torchsmith.steps.state import BuildState
 
+_OWN_LIB = re.compile(r"^lib[^/]*\.so(\.[0-9.]+)?$")
 
-def excluded(ctx: BuildContext, torch_libs: frozenset[str]) -> list[str]:
-    """The driver's (and with CUDA ops the toolkit's) sonames, as for torch, and torch's own
-    libraries (torch/lib/ of the torch the companion was built against)."""
-    return [*excluded_sonames(ctx.plan), *sorted(torch_libs)]
+
+def own_libraries(wheel: Path) -> list[str]:
+    """The shared libraries the wheel holds itself (torchaudio's ``lib/libtorchaudio.so``, which
+    its ``_torchaudio.so`` needs and torchaudio loads by path first): auditwheel cannot locate
+    them on an RPATH, and they need no grafting — they are in the wheel."""
+    with zipfile.ZipFile(wheel) as zf:
+        names = {PurePosixPath(n).name for n in zf.namelist()}
+    return sorted(n for n in names if _OWN_LIB.match(n))
+
+
+def excluded(ctx: BuildContext, torch_libs: frozenset[str], wheel: Path) -> list[str]:
+    """The driver's (and with CUDA ops the toolkit's) sonames, as for torch, torch's own
+    libraries (torch/lib/ of the torch the companion was built against) and the wheel's own."""
+    own = [n for n in own_libraries(wheel) if n not in torch_libs]
+    return [*excluded_sonames(ctx.plan), *sorted(torch_libs), *own]
 
 
 def _auditwheel(
@@ -125,7 +139,7 @@ def run(ctx: BuildContext, state: BuildState, subject: str) -> None:
     digest = sha256_file(built)
     again = _reused(ctx, stage, digest)
     if again is None:
-        skip = excluded(ctx, run_.env.source.libs)
+        skip = excluded(ctx, run_.env.source.libs, built)
         again = repair(ctx, stage, built, skip, run_.env.base)
         done = {"from_sha256": digest, "repaired": str(again[0]), "record": again[1]}
         ctx.workspace.mark_done(stage, done)

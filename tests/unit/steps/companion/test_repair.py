@@ -5,6 +5,7 @@ recorded, and a rerun that takes the repaired wheel of the same compiled wheel."
 from __future__ import annotations
 
 import json
+import zipfile
 from pathlib import Path
 
 from tests.unit.steps.companion.rig import TORCH_LIBS, companion_rig, companion_wheel
@@ -13,9 +14,24 @@ from torchsmith.steps.companion import repair
 
 def test_torch_libraries_and_the_driver_stay_external(tmp_path: Path) -> None:
     rig = companion_rig(tmp_path)
-    skip = repair.excluded(rig.ctx, TORCH_LIBS)
+    skip = repair.excluded(rig.ctx, TORCH_LIBS, companion_wheel(tmp_path / "wheels"))
     assert skip[:2] == ["libcuda.so.1", "libnvidia-ml.so.1"]
     assert skip[2:] == sorted(TORCH_LIBS)
+
+
+def test_the_wheels_own_libraries_are_not_looked_for(tmp_path: Path) -> None:
+    """torchaudio 2.6.0's _torchaudio.so needs lib/libtorchaudio.so, which no RPATH names
+    (torchaudio loads it by path first): auditwheel failed 'could not be located' on the real
+    CUDA build (CI rehearsal, 2026-11-27) — the wheel's own libraries are excluded."""
+    wheel = tmp_path / "torchaudio-2.6.0-cp311-cp311-linux_x86_64.whl"
+    with zipfile.ZipFile(wheel, "w") as zf:
+        for member in ("torchaudio/lib/libtorchaudio.so", "torchaudio/lib/_torchaudio.so",
+                       "torchaudio/lib/libctc_prefix_decoder.so.1", "torchaudio/__init__.py"):
+            zf.writestr(member, b"")
+    assert repair.own_libraries(wheel) == ["libctc_prefix_decoder.so.1", "libtorchaudio.so"]
+    rig = companion_rig(tmp_path)
+    skip = repair.excluded(rig.ctx, TORCH_LIBS, wheel)
+    assert skip[-2:] == ["libctc_prefix_decoder.so.1", "libtorchaudio.so"]
 
 
 def test_the_repaired_wheel_is_recorded_and_reused(tmp_path: Path) -> None:
