@@ -133,15 +133,20 @@ def tool_env(base: Mapping[str, str], tools: RepairTools) -> dict[str, str]:
     return {**base, "PATH": f"{tools.scripts}:{path}" if path else str(tools.scripts)}
 
 
-def _auditwheel(ctx: BuildContext, argv: list[str], env: dict[str, str]) -> None:
-    ctx.executor.run(argv, env=env, log_path=ctx.log(STAGE))
+def run_auditwheel(
+    ctx: BuildContext, stage: str, wheel: Path, out: Path, *, skip: list[str], env: dict[str, str]
+) -> str:
+    """``auditwheel repair`` into ``out``, the sonames ``skip`` left external (torch's wheel and
+    each companion's alike); the platform policy it ran with ('auto', or linux_x86_64 when the
+    glibc floor is newer than every manylinux policy)."""
+    python = repair_tools().python
 
+    def audit(*plat: str) -> None:
+        argv = repair_command(python, wheel, out, skip, *plat)
+        ctx.executor.run(argv, env=env, log_path=ctx.log(stage))
 
-def _run_auditwheel(ctx: BuildContext, wheel: Path, out: Path, env: dict[str, str]) -> str:
-    """Repair into ``out``; the platform policy asked for ('auto' or linux_x86_64)."""
-    python, excluded = repair_tools().python, excluded_sonames(ctx.plan)
     try:
-        _auditwheel(ctx, repair_command(python, wheel, out, excluded), env)
+        audit()
     except ToolError as exc:
         missing = missing_library(exc)
         if missing is not None:
@@ -149,9 +154,9 @@ def _run_auditwheel(ctx: BuildContext, wheel: Path, out: Path, env: dict[str, st
         if not too_new_for_manylinux(exc):
             raise
         ctx.reporter.message(
-            f"repair: the glibc floor is newer than every manylinux policy; keeping {LINUX_TAG}"
+            f"{stage}: the glibc floor is newer than every manylinux policy; keeping {LINUX_TAG}"
         )
-        _auditwheel(ctx, repair_command(python, wheel, out, excluded, LINUX_TAG), env)
+        audit(LINUX_TAG)
         return LINUX_TAG
     return "auto"
 
@@ -173,8 +178,9 @@ def repair(ctx: BuildContext, wheel: Path, env: Mapping[str, str]) -> tuple[Path
     tools = repair_tools()
     out, start = _fresh(ctx.workspace.root / "repaired"), time.monotonic()
     with ctx.stage(STAGE, f"{wheel.name}: auditwheel, $ORIGIN RPATHs"):
-        policy = _run_auditwheel(ctx, wheel, out, tool_env(env, tools))
-        repaired = _only_wheel(out)
+        skip, env_ = excluded_sonames(ctx.plan), tool_env(env, tools)
+        policy = run_auditwheel(ctx, STAGE, wheel, out, skip=skip, env=env_)
+        repaired = only_wheel(out)
         patch = PatchRun(ctx.executor, str(tools.patchelf), tool_env(env, tools), ctx.log(STAGE))
         scrubbed = scrub_wheel(repaired, patch)
     return repaired, {
@@ -189,7 +195,8 @@ def repair(ctx: BuildContext, wheel: Path, env: Mapping[str, str]) -> tuple[Path
     }
 
 
-def _only_wheel(out: Path) -> Path:
+def only_wheel(out: Path) -> Path:
+    """The one wheel auditwheel left in ``out``."""
     wheels = sorted(out.glob("*.whl"))
     if len(wheels) != 1:
         raise BuildError(

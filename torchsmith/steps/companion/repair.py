@@ -14,21 +14,16 @@ import zipfile
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from torchsmith.errors import BuildError, ToolError
 from torchsmith.hashing import sha256_file
 from torchsmith.packaging.wheel_rpath import PatchRun, scrub_wheel
 from torchsmith.steps.companion.build import marker
 from torchsmith.steps.companion.run import need, need_run, root
 from torchsmith.steps.context import BuildContext
 from torchsmith.steps.repair import (
-    LINUX_TAG,
-    RepairTools,
     excluded_sonames,
-    missing_library,
-    not_located_error,
-    repair_command,
+    only_wheel,
     repair_tools,
-    too_new_for_manylinux,
+    run_auditwheel,
     tool_env,
     tool_versions,
 )
@@ -53,46 +48,9 @@ def excluded(ctx: BuildContext, torch_libs: frozenset[str], wheel: Path) -> list
     return [*excluded_sonames(ctx.plan), *sorted(torch_libs), *own]
 
 
-def _auditwheel(
-    ctx: BuildContext, stage: str, argv: list[str], tools: RepairTools, env: dict[str, str]
-) -> None:
-    ctx.executor.run(argv, env=tool_env(env, tools), log_path=ctx.log(stage))
-
-
-def auditwheel(
-    ctx: BuildContext, stage: str, wheel: Path, out: Path, skip: list[str], *, env: dict[str, str]
-) -> str:
-    """``auditwheel repair`` into ``out``; the policy it ran with ('auto', or linux_x86_64
-    when the glibc floor is newer than every manylinux policy)."""
-    tools = repair_tools()
-    try:
-        _auditwheel(ctx, stage, repair_command(tools.python, wheel, out, skip), tools, env)
-    except ToolError as exc:
-        missing = missing_library(exc)
-        if missing is not None:
-            raise not_located_error(missing, exc) from exc
-        if not too_new_for_manylinux(exc):
-            raise
-        ctx.reporter.message(f"{stage}: the glibc floor is newer than every manylinux policy")
-        argv = repair_command(tools.python, wheel, out, skip, LINUX_TAG)
-        _auditwheel(ctx, stage, argv, tools, env)
-        return LINUX_TAG
-    return "auto"
-
-
 def platform_tag(wheel: Path) -> str:
     """'torchvision-0.21.0-cp311-cp311-manylinux_2_34_x86_64.whl' -> its platform tag(s)."""
     return wheel.name.removesuffix(".whl").split("-")[-1]
-
-
-def only_wheel(out: Path) -> Path:
-    wheels = sorted(out.glob("*.whl"))
-    if len(wheels) != 1:
-        raise BuildError(
-            f"auditwheel left {len(wheels)} wheels in {out} (expected one)",
-            "read the repair log; run the same command again",
-        )
-    return wheels[0]
 
 
 def repair(
@@ -104,9 +62,9 @@ def repair(
     for old in out.glob("*.whl"):
         old.unlink()
     with ctx.stage(stage, f"{wheel.name}: auditwheel, $ORIGIN RPATHs"):
-        policy = auditwheel(ctx, stage, wheel, out, skip, env=env)
-        repaired = only_wheel(out)
         tools = repair_tools()
+        policy = run_auditwheel(ctx, stage, wheel, out, skip=skip, env=tool_env(env, tools))
+        repaired = only_wheel(out)
         patch = PatchRun(ctx.executor, str(tools.patchelf), tool_env(env, tools), ctx.log(stage))
         scrubbed = scrub_wheel(repaired, patch)
     return repaired, {
