@@ -48,11 +48,16 @@ def index(tmp_path: Path) -> Iterator[str]:
     require(found, "Python module pypiserver", "pip install -e '.[dev]'")
     sha1 = base64.b64encode(hashlib.sha1(CANARY.encode()).digest()).decode()
     (tmp_path / "htpasswd").write_text(f"__token__:{{SHA}}{sha1}\n")  # Apache's {SHA} scheme
+    yield from serve_pypiserver(tmp_path, "-P", str(tmp_path / "htpasswd"), "-a", "update")
+
+
+def serve_pypiserver(tmp_path: Path, *auth: str) -> Iterator[str]:
+    """A real pypiserver on 127.0.0.1 over ``tmp_path/packages`` (``auth``: its -P/-a flags),
+    its URL while the caller runs; stopped afterwards."""
     (tmp_path / "packages").mkdir()
     port = _free_port()
     argv = [sys.executable, "-m", "pypiserver", "run", "-i", "127.0.0.1", "-p", str(port),
-            "-P", str(tmp_path / "htpasswd"), "-a", "update",
-            str(tmp_path / "packages")]  # fmt: skip
+            *auth, str(tmp_path / "packages")]  # fmt: skip
     with (tmp_path / "server.log").open("w") as log:
         server = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT)
     try:

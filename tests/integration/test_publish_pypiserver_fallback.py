@@ -6,8 +6,6 @@ file). The redirect is seen, not followed: no request leaves this machine. ~3 s.
 from __future__ import annotations
 
 import importlib.util
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -18,25 +16,14 @@ from tests.resources import require
 from torchsmith.publish.pypi import existing_files
 from torchsmith.publish.scoped import scoped_session
 
-from .test_publish_pypi import _free_port, _wait_for
+from .test_publish_pypi import serve_pypiserver
 
 
 @pytest.fixture
 def pypiserver(tmp_path: Path) -> Iterator[str]:
     found = importlib.util.find_spec("pypiserver") is not None
     require(found, "Python module pypiserver", "pip install -e '.[dev]'")
-    (tmp_path / "packages").mkdir()
-    port = _free_port()
-    argv = [sys.executable, "-m", "pypiserver", "run", "-i", "127.0.0.1", "-p", str(port),
-            "-a", ".", "-P", ".", str(tmp_path / "packages")]  # fmt: skip
-    with (tmp_path / "server.log").open("w") as log:
-        server = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT)
-    try:
-        _wait_for(port, server, tmp_path / "server.log")
-        yield f"http://127.0.0.1:{port}/"
-    finally:
-        server.terminate()
-        server.wait(timeout=30)
+    yield from serve_pypiserver(tmp_path, "-a", ".", "-P", ".")
 
 
 def test_the_fallback_to_the_public_index_holds_nothing(pypiserver: str) -> None:
