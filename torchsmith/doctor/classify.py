@@ -57,7 +57,9 @@ _REAL = re.compile(
     r"cannot find -l|catastrophic error|internal compiler error|No such file or directory|"
     r"does not contain a CMakeLists|Could not find \S*third_party|Segmentation fault|"
     r"core dumped|terminate called after|SIGSEGV|Floating point exception|Illegal instruction|"
-    r"Library not loaded|received signal SIG|\(gdb\) bt|找不到|没有那个文件"
+    r"Library not loaded|received signal SIG|\(gdb\) bt|找不到|没有那个文件|"
+    r"of memory: Kill|Killed process \d+ \(|oom-kill:constraint=|oom_reaper: reaped process|"
+    r"invoked oom-killer"
 )
 # a warning that reports a failure to load native code (torchvision's image extension)
 _WARNED_FAILURE = re.compile(

@@ -260,8 +260,8 @@ def _killed(e: TypedError) -> dict[str, Any]:
         "title": f"{e.tool or 'the compiler'} was killed (out of memory)",
         "cause": "The kernel's OOM killer (or a memory limit) ended a compiler process: too many "
         "parallel jobs for the RAM.",
-        "fix": "lower the parallel jobs (MAX_JOBS) or add RAM/swap; torchsmith plans MAX_JOBS "
-        "from free memory.",
+        "fix": "lower the parallel jobs (torchsmith build --max-jobs N; MAX_JOBS=N for pip or "
+        "setup.py) or add RAM/swap; torchsmith plans MAX_JOBS from free memory.",
         "fix_env": {"MAX_JOBS": "2"},
         "source": "https://github.com/pytorch/pytorch/blob/main/setup.py",
     }

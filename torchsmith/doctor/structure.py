@@ -72,6 +72,14 @@ RECOGNISERS = (
     _r("killed", r"(?P<tool>cicc|ptxas|nvlink|fatbinary)'? died due to signal 9\b"),
     _r("killed", r"virtual memory exhausted|ld terminated with signal 9|signal 9 \[Killed\]"),
     _r("killed", r"returned non-zero exit status (?:-9|137)\b|exit (?:status|code) 137\b"),
+    # the kernel's OOM killer in dmesg/journal (mm/oom_kill.c): the killed task's name is the tool
+    _r(
+        "killed",
+        r"(?:of memory(?: \(\w+\))?: Kill(?:ed)?|Killed|oom_reaper: reaped) process \d+ "
+        r"\((?P<tool>[^)\s]+)\)",
+    ),
+    _r("killed", r"oom-kill:constraint=\S*,task=(?P<tool>[^,\s]+),pid="),
+    _r("killed", r"(?:^|[\s\]])(?P<tool>[\w.+-]+) invoked oom-killer"),
     _r(
         "missing-header",
         r"error(?: C\d+)?: (?P<header>[\w./+][\w./+-]*): No such file or directory",
