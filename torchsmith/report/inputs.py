@@ -32,13 +32,43 @@ class ReportInputs:
     missing: list[str] = field(default_factory=list)
 
 
+MAX_MANIFEST = 64 * 2**20
+"""A build manifest is a few hundred KiB; anything past this is not one (trial R13: a 766 MB
+wheel was read whole for 7 s, then 'utf-8 codec can't decode')."""
+_HINT = "pass a *.manifest.json written by `torchsmith build`, or its workspace directory"
+
+
+def _check_file(path: Path) -> None:
+    """Refuse a zip (a wheel, a bundle) or an oversized file before reading it whole."""
+    try:
+        with path.open("rb") as handle:
+            head, size = handle.read(4), path.stat().st_size
+    except OSError as exc:
+        raise UsageError(f"cannot read the manifest {path}: {exc}", _HINT) from exc
+    if head == b"PK\x03\x04":
+        raise UsageError(
+            f"{path} is a zip archive (a wheel?), not a build manifest",
+            "`torchsmith inspect` reads a wheel; " + _HINT,
+        )
+    if size > MAX_MANIFEST:
+        raise UsageError(
+            f"{path} is {size / 2**20:.0f} MiB, not a build manifest (they are a few hundred "
+            f"KiB; at most {MAX_MANIFEST // 2**20} MiB is read)",
+            _HINT,
+        )
+
+
 def _read_manifest(path: Path) -> dict[str, Any]:
+    _check_file(path)
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
+    except UnicodeDecodeError as exc:
+        raise UsageError(
+            f"{path} is not UTF-8 text (a binary file?), not a manifest", _HINT
+        ) from exc
+    except (OSError, json.JSONDecodeError, RecursionError) as exc:
         raise UsageError(  # RecursionError: '[[[[…' deeper than json's C scanner goes (N16)
-            f"cannot read the manifest {path}: {exc or type(exc).__name__}",
-            "pass a *.manifest.json written by `torchsmith build`, or its workspace directory",
+            f"cannot read the manifest {path}: {exc or type(exc).__name__}", _HINT
         ) from exc
     if not isinstance(data, dict) or "stages" not in data:
         raise UsageError(
@@ -111,14 +141,23 @@ def _locate(path: Path) -> tuple[Path | None, Path | None]:
     )
 
 
-def _nothing_to_report(path: Path, workspace: Path | None) -> UsageError:
+def _empty_log(log: Path | None, runs: list[list[NinjaEdge]]) -> list[str]:
+    """Trial R06: a .ninja_log of its header only gave an empty report without a word."""
+    if log is None or runs:
+        return []
+    return [f"{log} holds no finished edge (only its header): ninja built nothing, no timeline"]
+
+
+def _nothing_to_report(path: Path, workspace: Path | None, log: Path | None) -> UsageError:
     """A workspace whose build stopped before ninja ran (it has timings.json) is named as such,
-    with the way on (issue 28 item 9, trial R16: the hint pointed back at the same path)."""
+    with the way on (issue 28 item 9, trial R16: the hint pointed back at the same path); a
+    .ninja_log of its header only (trial R06) is said to hold nothing."""
+    what = f"no build manifest, and {log} holds no finished edge" if log else ""
     try:
         stages = list(json.loads((workspace or path).joinpath("timings.json").read_text()))
     except (OSError, ValueError, TypeError):
         return UsageError(
-            f"{path} holds neither a build manifest nor a .ninja_log",
+            f"{path} holds {what or 'neither a build manifest nor a .ninja_log'}",
             "pass the workspace of a build (its path is printed by `torchsmith build`)",
         )
     return UsageError(
@@ -136,9 +175,9 @@ def load_inputs(path: Path) -> ReportInputs:
     if workspace is None and manifest and manifest.get("workspace"):
         workspace = Path(manifest["workspace"])
     log = _log_for(manifest, workspace)
-    if manifest is None and log is None:
-        raise _nothing_to_report(path, workspace)
     runs = parse_runs(log.read_text(encoding="utf-8", errors="replace")) if log else []
+    if manifest is None and not runs:
+        raise _nothing_to_report(path, workspace, log)
     shown = building_runs(runs)
     return ReportInputs(
         manifest=manifest,
@@ -147,7 +186,7 @@ def load_inputs(path: Path) -> ReportInputs:
         runs_shown=len(shown),
         manifest_path=manifest_path,
         ninja_log=log,
-        missing=_missing(manifest, log),
+        missing=_missing(manifest, log) + _empty_log(log, runs),
     )
 
 

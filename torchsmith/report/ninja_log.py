@@ -43,6 +43,11 @@ class NinjaEdge:
         return self.outputs[0] + (f" (+{more} more outputs)" if more else "")
 
 
+# ninja keeps an edge's start and end as an `int` of milliseconds since the run began
+# (ninja-build/ninja src/build_log.h, LogEntry::start_time/end_time): nothing it writes is larger.
+MAX_MS = 2**31 - 1
+
+
 def _fields(line: str, number: int) -> tuple[int, int, str, str]:
     parts = line.split("\t")
     if len(parts) != 5 or not parts[0].isdigit() or not parts[1].isdigit():
@@ -50,7 +55,15 @@ def _fields(line: str, number: int) -> tuple[int, int, str, str]:
             f".ninja_log line {number} is not 'start end mtime output hash': {line[:120]!r}",
             "pass the build directory's .ninja_log as ninja wrote it (format v5 or v6)",
         )
-    return int(parts[0]), int(parts[1]), parts[3], parts[4]
+    start, end = int(parts[0]), int(parts[1])
+    if end > MAX_MS or start > end:  # trial R10: end 99999999999999999999 became 1e17 s
+        raise UsageError(
+            f".ninja_log line {number} has times ninja never writes (start {parts[0][:24]} ms, "
+            f"end {parts[1][:24]} ms: ninja's are at most {MAX_MS} ms and end after start): "
+            f"{line[:120]!r}",
+            "pass the build directory's .ninja_log as ninja wrote it (format v5 or v6)",
+        )
+    return start, end, parts[3], parts[4]
 
 
 def _check_header(first: str) -> None:

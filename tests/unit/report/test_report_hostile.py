@@ -113,3 +113,61 @@ def test_random_manifests_never_crash_report_or_doctor(tmp_path: Path) -> None:
         assert main(["report", str(path), "--output", str(tmp_path / "out")]) in (0, 2), data
         assert main(["doctor", "--manifest", str(path), str(log)]) != 70, data
         del i
+
+
+def _log_workspace(tmp_path: Path, log: bytes) -> Path:
+    (tmp_path / "ws" / "src" / "build").mkdir(parents=True)
+    (tmp_path / "ws" / "src" / "build" / ".ninja_log").write_bytes(log)
+    return tmp_path / "ws"
+
+
+def test_a_header_only_ninja_log_is_said_to_hold_nothing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Trial R06: a .ninja_log of its header only gave an empty report with exit 0."""
+    ws = _log_workspace(tmp_path, b"# ninja log v5\n")
+    assert main(["report", str(ws)]) == 2
+    assert "holds no finished edge" in capsys.readouterr().err
+
+
+def test_an_empty_log_next_to_a_manifest_is_listed_as_not_recorded(tmp_path: Path) -> None:
+    ws = _log_workspace(tmp_path, b"# ninja log v5\n")
+    (ws / "x.manifest.json").write_text(json.dumps({"stages": {"compile": 1.0}}))
+    assert any("holds no finished edge" in m for m in load_inputs(ws).missing)
+
+
+@pytest.mark.parametrize(
+    "line",
+    [b"10\t99999999999999999999\t0\tb\xffad.o\tdef", b"500\t100\t0\ta.o\tdef"],
+)
+def test_times_ninja_never_writes_are_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], line: bytes
+) -> None:
+    """Trial R10: end = 99999999999999999999 ms gave 'one translation unit took 1e17 s'."""
+    ws = _log_workspace(tmp_path, b"# ninja log v5\n0\t1500\t0\tfoo.o\tabc\n" + line + b"\n")
+    assert main(["report", str(ws)]) == 2
+    assert "times ninja never writes" in capsys.readouterr().err
+
+
+def test_a_wheel_given_as_manifest_is_named_without_reading_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Trial R13: a 766 MB wheel was read whole for 7 s, then 'utf-8 codec can't decode'."""
+    wheel = tmp_path / "torch-2.6.0-cp311-cp311-manylinux1_x86_64.whl"
+    wheel.write_bytes(b"PK\x03\x04" + bytes(100))
+    assert main(["report", str(wheel)]) == 2
+    assert "is a zip archive (a wheel?)" in capsys.readouterr().err
+
+
+def test_a_huge_or_binary_manifest_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    big = tmp_path / "big.manifest.json"
+    with big.open("wb") as handle:
+        handle.truncate(65 * 2**20)  # sparse: no 65 MiB written
+    assert main(["report", str(big)]) == 2
+    assert "65 MiB, not a build manifest" in capsys.readouterr().err
+    binary = _manifest(tmp_path, "x")
+    binary.write_bytes(b"\xff\xfe\x00{")
+    assert main(["report", str(binary)]) == 2
+    assert "is not UTF-8 text" in capsys.readouterr().err
