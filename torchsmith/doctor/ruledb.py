@@ -30,7 +30,9 @@ else:  # pragma: no cover
     import tomli as tomllib
 
 Severity = Literal["error", "warning"]
-Stage = Literal["configure", "codegen", "compile", "link", "install", "import", "runtime"]
+Stage = Literal[
+    "image", "configure", "codegen", "compile", "link", "install", "import", "runtime"
+]
 CONTEXT_KEYS = ("torch", "cuda", "gcc", "python", "cmake", "cudnn", "numpy")
 
 
