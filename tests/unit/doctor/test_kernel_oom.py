@@ -76,3 +76,26 @@ def test_the_compilers_own_line_still_ranks_first_when_both_are_there() -> None:
     ]
     diagnosis = diagnose(log)
     assert diagnosis.top is not None and diagnosis.top.rule_id == "compiler-killed-oom"
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        # gcc's "fatal error: %s signal terminated program %s" with glibc's localised
+        # strsignal(SIGKILL), as docs/doctor.md's round 6 notes quote them
+        "lto-wrapper: fatal error: Morto signal terminated program lto1",
+        "gcc: 致命错误：已杀死 signal terminated program cc1",
+    ],
+)
+def test_a_localised_killed_signal_is_the_oom_rule(line: str) -> None:
+    diagnosis = diagnose([line])
+    assert diagnosis.top is not None and diagnosis.top.rule_id == "compiler-killed-oom"
+
+
+@pytest.mark.parametrize("quote", ["`", ""])
+def test_glibcxx_not_found_with_or_without_its_quotes(quote: str) -> None:
+    # round 6 (RenYurui/PIRender#21, nmilosev/pytorch-arm-builds#7): markdown ate the quotes
+    end = "'" if quote else ""
+    line = f"ImportError: /usr/lib/libstdc++.so.6: version {quote}GLIBCXX_3.4.26{end} not found"
+    diagnosis = diagnose([line])
+    assert diagnosis.top is not None and diagnosis.top.rule_id == "glibcxx-version-not-found"
