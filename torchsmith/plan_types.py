@@ -49,10 +49,16 @@ class EnvValue(_Frozen):
 
 
 class OwnSource(_Frozen):
-    """A companion's own source (``companion_source``) instead of Debian's source package."""
+    """A companion's source other than Debian's source package: a git repository at a tag or
+    commit (the default for ``--source git``), a path or a tarball."""
 
-    kind: Literal["path", "tarball"]
-    location: str = Field(description="the directory, or the tarball's URL or file")
+    kind: Literal["path", "tarball", "git"]
+    location: str = Field(description="the repository URL, the directory, or the tarball")
+    ref: str = Field("", description="git: the tag or commit fetched ('' otherwise)")
+    git_mirror: str | None = Field(None, description="git: the --git-mirror it is fetched through")
+    commit: str | None = Field(
+        None, description="git: the commit the tag must resolve to (None: not pinned, warned)"
+    )
 
 
 class CompanionBuild(_Frozen):
@@ -64,7 +70,7 @@ class CompanionBuild(_Frozen):
     debian_version: str = Field("", description="'' when the companion has its own source")
     suite: str = ""
     source: OwnSource | None = Field(
-        None, description="its own source (path/tarball); None: Debian's source package"
+        None, description="its source (git/path/tarball); None: Debian's source package"
     )
     env: list[EnvValue]
     system_packages: list[EnvValue] = Field(

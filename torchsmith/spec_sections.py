@@ -71,7 +71,7 @@ class Linking(_Strict):
     nccl: Linkage | None = Field(None, description="NCCL.")
 
 
-_COMPANION_SOURCE_RE = re.compile(r"^(path:.+|tarball:.+)$")
+_COMPANION_SOURCE_RE = re.compile(r"^(path:.+|tarball:.+|git(:[^#]+)?(#[^#\s]+)?|debian)$")
 
 
 def _companion_source(value: str | None) -> str | None:
@@ -80,19 +80,19 @@ def _companion_source(value: str | None) -> str | None:
     text = value.strip()
     if _COMPANION_SOURCE_RE.match(text):
         return text
-    if text in {"debian", "git"} or text.startswith("git:"):
-        raise ValueError(
-            f"{value!r}: a companion's own source is 'path:DIR' or 'tarball:URL_OR_FILE' "
-            "(Debian's source package is what --source debian builds; a git tag: give its "
-            "release tarball, e.g. tarball:https://github.com/pytorch/vision/archive/refs/tags/"
-            "v0.21.0.tar.gz#sha256=HEX)"
-        )
-    raise ValueError(f"{value!r} is not a companion source; use path:DIR or tarball:URL_OR_FILE")
+    raise ValueError(
+        f"{value!r} is not a companion source; use git (pytorch's repository at the paired "
+        "tag), git#REF, git:URL[#REF], path:DIR, tarball:URL_OR_FILE[#sha256=HEX] or debian"
+    )
 
 
 class CompanionSource(_Strict):
-    """A companion's own source instead of Debian's source package: 'path:DIR' (a checkout,
-    copied, never modified) or 'tarball:URL_OR_FILE' (optionally '#sha256=HEX')."""
+    """Where a companion's source comes from, when not the default (git for ``--source git``,
+    path, tarball or bundle; Debian's source package for ``--source debian``): 'git' (pytorch's
+    repository at the paired tag, through ``--git-mirror``), 'git#REF' (there, a tag or
+    commit), 'git:URL' (another repository at that tag) or 'git:URL#REF', 'path:DIR' (a
+    checkout, copied, never modified), 'tarball:URL_OR_FILE' (optionally '#sha256=HEX') or
+    'debian'."""
 
     torchvision: str | None = Field(None, description="torchvision's source.")
     torchaudio: str | None = Field(None, description="torchaudio's source.")
@@ -104,7 +104,7 @@ class CompanionSource(_Strict):
         return _companion_source(value)
 
     def of(self, name: str) -> str | None:
-        """The source given for companion ``name``, or None (Debian's source package)."""
+        """The source given for companion ``name``, or None (the route of ``--source``)."""
         value: str | None = getattr(self, name, None)
         return value
 

@@ -17,6 +17,7 @@ from typing import Any, Literal, get_args, get_origin
 from pydantic import BaseModel, ValidationError
 
 from torchsmith.errors import Problem, SpecError
+from torchsmith.mirror_url import mirror_refusal
 from torchsmith.redact import redact_url
 from torchsmith.spec import BuildSpec, CompanionSource
 
@@ -309,6 +310,12 @@ def _tarball_problem(location: str) -> str | None:
     return found and f"{found}, and it is not an https:// URL either"
 
 
+def _git_problem(url: str) -> str | None:
+    """A companion's ``git:URL`` goes through the transports a ``--git-mirror`` may use."""
+    refusal = mirror_refusal(url)
+    return None if refusal is None else f"git:{redact_url(url)}: {refusal[1]}"
+
+
 def source_problems(source: str, field: str = "source") -> list[Problem]:
     """What can be checked of a ``path:``/``tarball:``/``bundle:`` source before anything runs:
     the local file or directory exists (no process is started, nothing is downloaded)."""
@@ -320,11 +327,14 @@ def source_problems(source: str, field: str = "source") -> list[Problem]:
         found = _path_problem(kind, location.split("#sha256=", 1)[0], want_dir=False)
     elif kind == "tarball":
         found = _tarball_problem(location)
+    elif kind == "git" and location:
+        found = _git_problem(location.split("#", 1)[0])
     fixes = {
         "path": "give the directory of the source tree (path:~/src/pytorch, path:~/src/vision)",
         "bundle": "give the file `torchsmith source bundle` wrote, as it printed it "
         "(bundle:torch-src.tar#sha256=HEX)",
         "tarball": "give an https:// URL (optionally #sha256=HEX) or an existing .tar.* file",
+        "git": "give an https://, ssh:// or file:// repository URL, or a local repository path",
     }
     return [Problem(found, fixes[kind], field=field)] if found else []
 

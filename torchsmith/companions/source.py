@@ -1,11 +1,13 @@
-"""A companion's own source (``companion_source``) instead of Debian's source package, through
-torch's own providers: ``path`` (an owned copy; the user's tree is never written to) or
-``tarball`` (a file or https:// URL, its sha256 checked when given). The tree's ``version.txt``
+"""A companion's source other than Debian's source package, through torch's own providers:
+``git`` (the release tag, pinned by the plan's commit when it has one, through ``--git-mirror``),
+``path`` (an owned copy; the user's tree is never written to) or ``tarball`` (a file or https://
+URL, its sha256 checked when given). The tree's ``version.txt``
 must be the release the plan pairs with the torch (torchvision and torchaudio both keep their
 version there, e.g. pytorch/vision@v0.21.0:version.txt = ``0.21.0a0``)."""
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -17,6 +19,7 @@ from torchsmith.plan_model import SourcePlan
 from torchsmith.plan_types import CompanionBuild
 from torchsmith.runner import LineCallback, Runner
 from torchsmith.sources import fetch_source
+from torchsmith.sources.git import fetch_git
 from torchsmith.sources.path import identity_of
 from torchsmith.sources.version_check import tree_version as version_txt
 
@@ -24,12 +27,14 @@ from torchsmith.sources.version_check import tree_version as version_txt
 def source_plan(comp: CompanionBuild) -> SourcePlan:
     if comp.source is None:
         raise InternalError(f"{comp.name} has no source of its own (Debian's is fetched)")
-    kind, location = comp.source.kind, comp.source.location
+    own = comp.source
+    ref = {"path": "", "tarball": own.location, "git": own.ref}[own.kind]
     return SourcePlan(
-        kind=kind,
-        location=location,
-        ref="" if kind == "path" else location,
-        reason=f"{comp.name}'s own source",
+        kind=own.kind,
+        location=own.location,
+        ref=ref,
+        git_mirror=own.git_mirror,
+        reason=f"{comp.name}'s source",
     )
 
 
@@ -71,7 +76,14 @@ def fetch_own(
 ) -> dict[str, Any]:
     """The companion's own tree, fetched or copied into ``cache_root``, its version checked."""
     plan = source_plan(comp)
-    tree = fetch_source(plan, cache_root, env, runner=runner, on_line=on_line)
+    if plan.kind == "git":  # pinned by the plan's commit (the KB's record or the ref given)
+        recorded = comp.source.commit if comp.source else None
+        cache_root.mkdir(parents=True, exist_ok=True)
+        tree = fetch_git(plan, cache_root, env, runner=runner, on_line=on_line,
+                         recorded_commit=lambda _plan: recorded)  # fmt: skip
+        tree = dataclasses.replace(tree, version=comp.version)
+    else:
+        tree = fetch_source(plan, cache_root, env, runner=runner, on_line=on_line)
     shown = tree.details.get("path") or tree.details.get("location") or plan.kind
     check_version(comp, tree.root, f"{plan.kind}:{shown}")
     return {"root": str(tree.root), "identity": tree.identity, "kind": plan.kind, **tree.details}

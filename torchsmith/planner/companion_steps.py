@@ -28,6 +28,14 @@ def environment(plan: CompanionBuildPlan) -> str:
 
 
 def fetch(comp: CompanionBuild) -> str:
+    own = comp.source
+    if own is not None and own.kind == "git":
+        mirror = f" through {redact_url(own.git_mirror)}" if own.git_mirror else ""
+        pin = f"must be commit {own.commit}" if own.commit else "not pinned: the commit is recorded"
+        return (
+            f"git: {redact_url(own.location)} {own.ref}{mirror} (with its submodules), {pin} "
+            f"(version.txt must say {comp.version})"
+        )
     if comp.source is not None:
         where = redact_url(comp.source.location)
         return f"its own source {comp.source.kind}:{where} (version.txt must say {comp.version})"

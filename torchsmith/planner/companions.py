@@ -15,8 +15,8 @@ from torchsmith.errors import UnknownEntryError
 from torchsmith.plan_model import CompanionPlan, Decision, SourcePlan
 from torchsmith.plan_types import CompanionBuild, CompanionBuildPlan, TorchFacts
 from torchsmith.planner.companion_env import companion_env, system_packages
+from torchsmith.planner.companion_source import route, source_fields
 from torchsmith.planner.context import Ctx, decide
-from torchsmith.redact import redact_url
 
 DEBIAN_PACKAGE = {
     "torchvision": "pytorch-vision",
@@ -26,8 +26,8 @@ DEBIAN_PACKAGE = {
 BUILDABLE = ("torchvision", "torchaudio")
 """Companions whose steps (planner/companion_steps.py) are carried out today."""
 NOT_YET = {
-    "torchtext": "its Debian orig (pytorch-text 0.14.1) is not served by the mirror and no "
-    "smoke test exists yet",
+    "torchtext": "no smoke test and no build recipe exist for it yet (its last release is 0.18.0, "
+    "paired with torch 2.3; development stopped: pytorch/text@v0.18.0:README.rst)",
 }
 AUDIO_NEEDS_TOOLKIT = (
     "torchaudio builds through torch's CMake package, and a CUDA torch's Caffe2Config.cmake "
@@ -173,29 +173,12 @@ def _cuda_ok(ctx: Ctx, facts: TorchFacts) -> bool:
     return True
 
 
-def _source_ok(ctx: Ctx, companions: list[CompanionPlan]) -> bool:
-    """Companions without a source of their own come from Debian's source packages."""
-    debian = [c.name for c in companions if ctx.spec.companion_source.of(c.name) is None]
-    if ctx.spec.source == "debian" or not debian:
-        return True
-    ctx.problem(
-        f"companion source {ctx.spec.source!r} for {', '.join(debian)}: a companion comes from "
-        "Debian's source package (pytorch-vision, pytorch-audio) or from a source of its own",
-        "use --source debian, or give each its own: --companion-source "
-        f"{debian[0]}=path:DIR (or =tarball:URL_OR_FILE#sha256=HEX)",
-        "source",
-    )
-    return False
-
-
 def _where_from(ctx: Ctx, comp: CompanionPlan) -> dict[str, Any]:
-    """The companion's source fields: its own (path/tarball) or Debian's source package."""
+    """The companion's source fields: git, a path or tarball, or Debian's source package."""
     package = DEBIAN_PACKAGE[comp.name]
-    own = ctx.spec.companion_source.of(comp.name)
-    if own is not None:
-        kind, _, location = own.partition(":")
-        why = f"its own source {kind}:{redact_url(location)} (companion_source.{comp.name})"
-        return {"package": package, "source": {"kind": kind, "location": location}, "why": why}
+    fields = source_fields(ctx, comp)
+    if fields is not None:
+        return {"package": package, **fields}
     pkg = ctx.kb.debian_package(package, comp.version)
     why = f"Debian {pkg.suite} source package {package} {pkg.version}"
     return {"package": package, "debian_version": pkg.version, "suite": pkg.suite, "why": why}
@@ -235,7 +218,7 @@ def _buildable(ctx: Ctx, comp: CompanionPlan, facts: TorchFacts) -> bool:
             "companions",
         )
         return False
-    if ctx.spec.companion_source.of(comp.name) is not None:
+    if route(ctx, comp.name) != "debian":
         return True
     try:
         ctx.kb.debian_package(DEBIAN_PACKAGE[comp.name], comp.version)
@@ -278,10 +261,9 @@ def plan_companion_builds(
             "companions",
         )
         return None
-    checks = [_cuda_ok(ctx, facts), _source_ok(ctx, companions)]
-    # Debian's packages are looked up only for a Debian source (else that refusal says it all)
-    ok = [c for c in companions if _buildable(ctx, c, facts)] if checks[1] else []
-    if not all(checks) or len(ok) != len(companions) or not ok:
+    cuda_ok = _cuda_ok(ctx, facts)
+    ok = [c for c in companions if _buildable(ctx, c, facts)]
+    if not cuda_ok or len(ok) != len(companions) or not ok:
         return None
     if facts.cuda is not None and arch_list is None:
         ctx.warnings.append(

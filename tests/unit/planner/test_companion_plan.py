@@ -143,8 +143,35 @@ def test_companion_cuda_must_be_the_cuda_of_their_torch() -> None:
     assert "the --against torch is a CPU build" in info.value.render()
 
 
-def test_companions_from_git_are_refused() -> None:
-    assert "use --source debian" in refusal(companions=("torchvision",), source="git")
+def test_companions_of_a_git_source_come_from_pytorchs_repository_at_the_paired_tag() -> None:
+    p = plan(companions=("torchvision",), source="git", git_mirror="file:///srv/mirror")
+    [vision] = p.companion_build.builds if p.companion_build else []
+    assert vision.source is not None and vision.source.kind == "git"
+    assert vision.source.location == "https://github.com/pytorch/vision.git"
+    assert vision.source.ref == "v0.21.0" and vision.source.git_mirror == "file:///srv/mirror"
+    assert vision.source.commit is None  # the KB records no companion commit: warned
+    assert any("through --git-mirror will refuse it" in w for w in p.warnings)
+    [fetch] = [s for s in p.steps if s.name == "fetch"]
+    assert "git: https://github.com/pytorch/vision.git v0.21.0 through file:///srv/mirror" in (
+        fetch.what
+    )
+
+
+def test_a_companion_git_source_may_name_a_repository_and_a_commit() -> None:
+    sha = "a" * 40
+    p = plan(companions=("torchvision",), **{"companion_source.torchvision": f"git#{sha}"})
+    [vision] = p.companion_build.builds if p.companion_build else []
+    assert vision.source is not None and (vision.source.ref, vision.source.commit) == (sha, sha)
+    assert not any("no commit recorded" in w for w in p.warnings)
+    own = plan(
+        companions=("torchvision",),
+        git_mirror="file:///srv/mirror",
+        **{"companion_source.torchvision": "git:file:///home/me/vision.git"},
+    )
+    [vision] = own.companion_build.builds if own.companion_build else []
+    assert vision.source is not None and vision.source.location == "file:///home/me/vision.git"
+    assert vision.source.ref == "v0.21.0" and vision.source.git_mirror is None  # not github
+    assert any("the fetch trusts whatever file:///home/me/vision.git" in w for w in own.warnings)
 
 
 def test_torchtext_is_refused_until_carried_out() -> None:
@@ -228,27 +255,34 @@ def test_a_companion_with_its_own_path_source_needs_no_debian_package(tmp_path: 
     assert {v.name: v.value for v in build.env}["BUILD_VERSION"] == "0.21.0"
 
 
-def test_a_companion_without_its_own_source_still_needs_debian(tmp_path: Path) -> None:
+def test_a_companion_without_its_own_source_takes_the_route_of_source(tmp_path: Path) -> None:
     tree = own_tree(tmp_path / "vision", "0.21.0a0")
     cli = {
         "companions": ("torchvision", "torchaudio"),
         "source": "git",
         "accelerator": "12.4",
+        "gpus": ("8.6",),
         "companion_source.torchvision": f"path:{tree}",
     }
-    with pytest.raises(PlanError) as info:
-        plan(**cli)
-    said = info.value.render()
-    assert "companion source 'git' for torchaudio" in said
-    assert "--companion-source torchaudio=path:DIR" in said
+    made = plan(**cli).companion_build
+    assert made is not None
+    builds = {b.name: b for b in made.builds}
+    assert builds["torchvision"].source is not None
+    assert builds["torchvision"].source.kind == "path"
+    audio = builds["torchaudio"].source
+    assert audio is not None and (audio.kind, audio.ref) == ("git", "v2.6.0")
+    assert audio.location == "https://github.com/pytorch/audio.git"
+    debian = plan(**{**cli, "source": "debian", "companion_source.torchvision": "debian"})
+    assert debian.companion_build is not None
+    assert [b.source for b in debian.companion_build.builds] == [None, None]  # Debian's
 
 
-def test_a_companion_source_must_be_a_path_or_tarball_that_exists() -> None:
+def test_a_companion_source_must_be_one_torchsmith_fetches() -> None:
     from torchsmith.errors import SpecError
 
     for value, said in [
-        ("git", "a git tag: give its release tarball"),
-        ("debian", "what --source debian builds"),
+        ("svn:https://example.org/vision", "is not a companion source; use git"),
+        ("git:http://example.org/vision.git", "https://, ssh:// or file:// repository URL"),
         ("path:/nonexistent/vision", "/nonexistent/vision does not exist"),
         ("tarball:ftp://host/v.tar.gz", "only https:// URLs are fetched"),
     ]:

@@ -95,10 +95,15 @@ def test_every_wheel_build_is_repaired_a_partial_build_is_not() -> None:
     assert "repair" not in [s.name for s in partial.steps]
 
 
-def test_companions_of_a_torch_build_from_git_are_refused() -> None:
-    text = refusal(torch="2.5.1", accelerator="cpu", companions=("torchvision",))
-    assert "companion source 'git'" in text and "--source debian" in text
-    assert "Debian packages known" not in text  # not the wrong cause
+def test_companions_of_a_torch_build_from_git_come_from_git_too() -> None:
+    """Issue 24: `plan --torch 2.0.0 --cpu --with torchvision` (default --source git) plans
+    torchvision 0.15.1 from pytorch/vision's tag v0.15.1 (it looped between sources before)."""
+    cli = {"torch": "2.0.0", "accelerator": "cpu", "companions": ("torchvision",)}
+    p = resolve(resolve_spec(cli=cli), kb.load(), ci_host())
+    assert p.companion_build is not None
+    [vision] = p.companion_build.builds
+    assert vision.version == "0.15.1" and vision.source is not None
+    assert (vision.source.kind, vision.source.ref) == ("git", "v0.15.1")
 
 
 VISION_STEPS = [

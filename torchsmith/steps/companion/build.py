@@ -19,6 +19,7 @@ from torchsmith.errors import BuildError
 from torchsmith.kb import load as load_kb
 from torchsmith.plan_types import CompanionBuild
 from torchsmith.sources.debian_orig import OrigJob, fetch_orig
+from torchsmith.sources.git import unpinned_warning
 from torchsmith.steps.companion.run import Env, Made, companion, need, need_run, root
 from torchsmith.steps.context import BuildContext
 from torchsmith.steps.state import BuildState
@@ -43,8 +44,11 @@ def _fetch(ctx: BuildContext, comp: CompanionBuild, base: dict[str, str]) -> dic
     stage = f"{comp.name}-fetch"
     log = appender(ctx.log(stage))
     if comp.source is not None:
-        with ctx.stage(stage, f"its own source, {comp.source.kind}"):
-            return fetch_own(comp, ctx.options.cache_root / "sources", base, log, ctx.executor)
+        with ctx.stage(stage, f"its source, {comp.source.kind}"):
+            made = fetch_own(comp, ctx.options.cache_root / "sources", base, log, ctx.executor)
+        if made.get("pinned_by") == "nothing":  # as loud as torch's own fetch (review M2)
+            ctx.reporter.message(f"{comp.name}: {unpinned_warning(made['ref'], made['identity'])}")
+        return made
     pkg = load_kb().debian_package(comp.package, comp.version)
     job = OrigJob(comp.package, comp.debian_version, comp.version, pkg.dsc_sha256)
     with ctx.stage(stage, f"Debian {comp.package} {comp.debian_version}"):
