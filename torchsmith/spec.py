@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 
 from packaging.version import InvalidVersion, Version
-from pydantic import Field, field_validator
+from pydantic import Field, ValidationInfo, field_validator
 
 from torchsmith.mirror_url import mirror_refusal
 from torchsmith.spec_sections import (
@@ -30,7 +30,7 @@ from torchsmith.spec_sections import (
     TrainingImage,
     _Strict,
 )
-from torchsmith.spec_text import ImageRef
+from torchsmith.spec_text import ImageRef, requirement_name
 
 __all__ = [
     "COMPANIONS",
@@ -251,11 +251,21 @@ class BuildSpec(_Strict):
 
     @field_validator("images")
     @classmethod
-    def _images(cls, value: tuple[TrainingImage, ...]) -> tuple[TrainingImage, ...]:
+    def _images(
+        cls, value: tuple[TrainingImage, ...], info: ValidationInfo
+    ) -> tuple[TrainingImage, ...]:
         names = [image.name for image in value]
         twice = sorted({n for n in names if names.count(n) > 1})
         if twice:  # trial I12: two `AS train-a` stages
             raise ValueError(f"image name(s) {twice} given twice: each [[images]] needs its own")
+        built = {"torch", *(info.data.get("companions") or ())}
+        clash = [r for i in value for r in i.requirements if requirement_name(r) in built]
+        if clash:  # trial I14: 'torch==1.0' clashed with the image's own torch at image build
+            raise ValueError(
+                f"[[images]] requirements {clash} name what the image installs from the build's "
+                f"own wheels ({', '.join(sorted(built))}): drop them (the spec's torch and "
+                "companions are the image's)"
+            )
         return value
 
     @field_validator("targets")

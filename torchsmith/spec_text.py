@@ -73,6 +73,14 @@ def requirement(value: str) -> str:
     return value
 
 
+def requirement_name(value: str) -> str:
+    """The normalized project name of a valid requirement: 'Torch>=2' -> 'torch'."""
+    from packaging.requirements import Requirement
+    from packaging.utils import canonicalize_name
+
+    return str(canonicalize_name(Requirement(value).name))
+
+
 ImageRef = Annotated[str, AfterValidator(image_reference)]
 DebianPackage = Annotated[str, AfterValidator(debian_package)]
 PipRequirement = Annotated[str, AfterValidator(requirement)]

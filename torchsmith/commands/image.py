@@ -96,18 +96,29 @@ def _export(args: argparse.Namespace, ip: ContainerPlan, choice: EngineChoice, e
             out.print(f"[bold]oci-archive[/]: {escape(str(archive))}")
 
 
+def _unused_with_dockerfile_only(args: argparse.Namespace) -> list[Problem]:
+    """Flags of an engine run given with --dockerfile-only (trial I26: --storage-root was
+    ignored without a word): nothing is built, stored or exported."""
+    if not args.dockerfile_only:
+        return []
+    given = {"--sif": args.sif, "--oci-archive": args.oci_archive}
+    given["--storage-root"] = args.storage_root
+    return [
+        Problem(f"{flag} with --dockerfile-only: no image is built", "drop one", flag[2:])
+        for flag, value in given.items()
+        if value is not None
+    ]
+
+
 def _handle(args: argparse.Namespace) -> int:
     env = dict(os.environ)
     ip = image_plan(args, env)
     choice = None if args.dockerfile_only else engine_choice(ip.engine, env, args.storage_root)
+    problems = _unused_with_dockerfile_only(args)
     if args.sif is not None:
-        problems = sif.refusals(args.oci_archive, choice.name if choice else None)
-        if args.dockerfile_only:
-            problems.append(
-                Problem("--sif with --dockerfile-only: no image is built", "drop one", "sif")
-            )
-        if problems:
-            raise SpecError(problems)
+        problems += sif.refusals(args.oci_archive, choice.name if choice else None)
+    if problems:
+        raise SpecError(problems)
     context = writable_dir(  # trial I21/I22: -o /proc/ctx or a file was exit 70
         Path(args.context_dir).expanduser().resolve(),
         "-o/--context-dir",

@@ -1,11 +1,16 @@
 """Issue 28 item 6: `image` refuses a time zone the tz database does not have (trial I05, I07),
-two images of one name (I12) and user = "root" (I15), naming the way out."""
+two images of one name (I12), user = "root" (I15), a requirement naming the image's own torch or
+a companion the spec builds (I14) and engine flags with --dockerfile-only (I26), naming the way
+out."""
 
 from __future__ import annotations
+
+from pathlib import Path
 
 import pytest
 from pydantic import ValidationError
 
+from torchsmith.cli import main
 from torchsmith.spec import BuildSpec
 from torchsmith.spec_sections import TrainingImage, check_time_zone
 
@@ -46,3 +51,35 @@ def test_user_root_is_refused_pointing_at_root_true() -> None:
 def test_two_images_of_one_name_are_refused() -> None:
     with pytest.raises(ValidationError, match=r"\['a'\] given twice"):
         BuildSpec.model_validate({"images": [{"name": "a"}, {"name": "b"}, {"name": "a"}]})
+
+
+@pytest.mark.parametrize("requirement", ["torch==1.0", "Torch>=2", "torch @ https://x/t.whl"])
+def test_a_training_image_requirement_naming_torch_is_refused(requirement: str) -> None:
+    """Trial I14: 'torch==1.0' clashed with the image's own torch at image build."""
+    with pytest.raises(ValidationError, match="name what the image installs from the build's"):
+        BuildSpec.model_validate({"images": [{"name": "a", "requirements": [requirement]}]})
+    spec = {"images": [{"name": "a", "requirements": ["torchmetrics", "tqdm>=4"]}]}
+    assert BuildSpec.model_validate(spec).images[0].requirements == ("torchmetrics", "tqdm>=4")
+
+
+def test_a_requirement_naming_a_companion_the_spec_builds_is_refused() -> None:
+    spec = {"companions": ["torchvision"], "images": [{"name": "a", "requirements": ["tqdm"]}]}
+    assert BuildSpec.model_validate(spec).images[0].requirements == ("tqdm",)
+    spec["images"] = [{"name": "a", "requirements": ["torchvision==0.1"]}]
+    with pytest.raises(ValidationError, match=r"\(torch, torchvision\)"):
+        BuildSpec.model_validate(spec)
+
+
+HOST = Path(__file__).resolve().parents[2] / "fixtures" / "plan" / "host-ci.json"
+
+
+@pytest.mark.parametrize("flag", ["--storage-root", "--oci-archive"])
+def test_engine_flags_with_dockerfile_only_are_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], flag: str
+) -> None:
+    """Trial I26: --storage-root with --dockerfile-only was ignored without a word."""
+    argv = ["image", "--torch", "2.5.1", "--cpu", "--dockerfile-only", "--host-facts", str(HOST)]
+    argv += ["-o", str(tmp_path / "ctx"), flag, str(tmp_path / "x")]
+    assert main(argv) == 3
+    assert f"{flag} with --dockerfile-only: no image is built" in capsys.readouterr().err
+    assert not (tmp_path / "ctx").exists()
