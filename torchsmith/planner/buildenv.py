@@ -8,6 +8,7 @@ from torchsmith.planner import official
 from torchsmith.planner.context import Ctx
 from torchsmith.planner.environment import by_option, feature_env
 from torchsmith.planner.features import nccl_location_env
+from torchsmith.planner.reproducible import reproducible_env
 from torchsmith.spec import Linkage
 
 CACHE_LAUNCHER_VARS = (
@@ -142,6 +143,7 @@ def plan_env(
         _jobs_env(*jobs),
         *_build_version(ctx, torch, cuda),
         HASH_SEED,
+        *reproducible_env(ctx),
     ]
     if ctx.spec.cxx11_abi is not None:
         abi = str(int(ctx.spec.cxx11_abi))

@@ -93,6 +93,13 @@ def cache_record(
     return {"kind": cache.kind, "hits": delta.hits, "misses": delta.misses, "hit_rate": rate}
 
 
+def reproducible(ctx: BuildContext) -> dict[str, str]:
+    """The plan's SOURCE_DATE_EPOCH (planner/reproducible.py: the release's date, for torch
+    and its companions alike): bdist_wheel stamps the wheel's members with it."""
+    epoch = ctx.plan.env_dict().get("SOURCE_DATE_EPOCH")
+    return {} if epoch is None else {"SOURCE_DATE_EPOCH": epoch}
+
+
 PIP_WHEEL = ("-m", "pip", "wheel", "-v", "--no-build-isolation", "--no-deps")
 
 
@@ -105,7 +112,7 @@ def _pip_wheel(
         shutil.rmtree(path, ignore_errors=True)
     shutil.copytree(tree, src, symlinks=True)
     wheels.mkdir(parents=True)
-    own = {**e.cuda_env, **{v.name: v.value for v in comp.env}}
+    own = {**e.cuda_env, **reproducible(ctx), **{v.name: v.value for v in comp.env}}
     env = buildenv.build_env(e.base, e.python.parent.parent, e.cache, e.cache_bin, own)
     before, stage = _stats(ctx, e.cache, env), f"{comp.name}-compile"
     with ctx.stage(stage, f"{comp.name} {comp.version}: pip wheel (MAX_JOBS {jobs})"):

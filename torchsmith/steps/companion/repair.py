@@ -21,6 +21,7 @@ from torchsmith.steps.companion.run import need, need_run, root
 from torchsmith.steps.context import BuildContext
 from torchsmith.steps.repair import (
     excluded_sonames,
+    normalise,
     only_wheel,
     repair_tools,
     run_auditwheel,
@@ -67,6 +68,7 @@ def repair(
         repaired = only_wheel(out)
         patch = PatchRun(ctx.executor, str(tools.patchelf), tool_env(env, tools), ctx.log(stage))
         scrubbed = scrub_wheel(repaired, patch)
+        normalised = normalise(ctx.plan, repaired)
     return repaired, {
         "tools": tool_versions(),
         "policy": policy,
@@ -74,6 +76,7 @@ def repair(
         "wheel": repaired.name,
         "excluded": skip,
         "rpath_scrubbed": scrubbed,
+        "normalised": normalised,
         "bytes_before": wheel.stat().st_size,
         "bytes_after": repaired.stat().st_size,
         "seconds": round(time.monotonic() - start, 2),
