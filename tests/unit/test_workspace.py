@@ -10,12 +10,13 @@ from pathlib import Path
 
 import pytest
 
-from torchsmith.errors import HostError
+from torchsmith.errors import HostError, UsageError
 from torchsmith.plan_model import BuildPlan, EnvSetting
 from torchsmith.workspace import (
     INFO_NAME,
     MARKER,
     check_cache_root,
+    default_cache_root,
     plan_differences,
     prepare_workspace,
     read_info,
@@ -182,3 +183,19 @@ def test_root_refuses_a_cache_root_another_user_owns(tmp_path: Path) -> None:
         os.chown(theirs, 65534, 65534)
     with pytest.raises(HostError, match="owned by uid"):
         check_cache_root(theirs, euid=0)
+
+
+@pytest.mark.parametrize("value", ["relative/path", "", " ", "./c"])
+def test_a_relative_or_blank_cache_root_variable_is_refused(value: str) -> None:
+    """Trial E03: TORCHSMITH_CACHE_ROOT=relative/path was taken against the working directory
+    without a word (another cache in every directory)."""
+    with pytest.raises(UsageError, match=r"TORCHSMITH_CACHE_ROOT=.* is not an absolute path"):
+        default_cache_root({"TORCHSMITH_CACHE_ROOT": value})
+
+
+def test_cache_root_variable_absolute_home_or_none() -> None:
+    assert default_cache_root({"TORCHSMITH_CACHE_ROOT": "/x/c"}) == Path("/x/c")
+    assert default_cache_root({"TORCHSMITH_CACHE_ROOT": "~/c"}) == Path.home() / "c"
+    home = Path.home() / ".cache" / "torchsmith"
+    assert default_cache_root({"TORCHSMITH_CACHE_ROOT": "none"}) == home
+    assert default_cache_root({"XDG_CACHE_HOME": "rel"}) == home  # XDG: relative is ignored
