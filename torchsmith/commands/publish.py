@@ -56,7 +56,7 @@ def secret_of(args: argparse.Namespace, service: str) -> credentials.Secret:
         return credentials.from_environment(os.environ.get(args.token_env), args.token_env)
     if args.token_file:
         return credentials.from_file(Path(args.token_file).expanduser())
-    return credentials.from_keyring(service, args.username)
+    return credentials.from_keyring(service, args.username or credentials.TOKEN_USER)
 
 
 def check_up_front(target: Target, files: list[Path]) -> None:
@@ -75,15 +75,36 @@ def check_up_front(target: Target, files: list[Path]) -> None:
         )
 
 
+# the flags each kind of target reads; a flag given for a target that never reads it is refused
+# (trial P39: --username with conda-channel: was dropped without a word)
+_READS = {
+    "pypi-index": {"token_env", "token_file", "keyring", "username", "index_url"},
+    "oci": {"token_env", "token_file", "keyring", "username"},
+    "conda-channel": set(),
+}
+
+
+def check_flags(args: argparse.Namespace, target: Target) -> None:
+    flags = ("token_env", "token_file", "keyring", "username", "index_url")
+    unused = [k for k in flags if getattr(args, k) and k not in _READS[target.kind]]
+    if unused:
+        named = ", ".join("--" + k.replace("_", "-") for k in unused)
+        raise UsageError(
+            f"{named}: not read for a {target.kind} target, which would drop it without a word",
+            f"drop {named} (a conda channel is a directory: no credentials, no index)"
+            if target.kind == "conda-channel"
+            else f"drop {named}",
+        )
+
+
 def _publish(args: argparse.Namespace, target: Target, files: list[Path]) -> list[Published]:
     check_up_front(target, files)
+    user = args.username or credentials.TOKEN_USER
     if target.kind == "pypi-index":
         from torchsmith.publish.pypi import publish_wheel
 
         secret = secret_of(args, target.where)
-        return [
-            publish_wheel(f, target.where, secret, args.username, args.index_url) for f in files
-        ]
+        return [publish_wheel(f, target.where, secret, user, args.index_url) for f in files]
     if target.kind == "oci":
         return _publish_images(args, target, files)
     from torchsmith.publish.conda_channel import publish_packages
@@ -100,11 +121,13 @@ def _publish_images(args: argparse.Namespace, target: Target, files: list[Path])
     registry = split_reference(target.where)[0]
     secret = secret_of(args, registry) if _routes(args) else None
     env = dict(os.environ)
-    return [push_image(files[0], target.where, secret, args.username, env, runner=HOST)]
+    user = args.username or credentials.TOKEN_USER
+    return [push_image(files[0], target.where, secret, user, env, runner=HOST)]
 
 
 def _handler(args: argparse.Namespace) -> int:
     target = parse_target(args.to)
+    check_flags(args, target)
     done = _publish(args, target, artifacts(Path(args.dist), target))
     if args.json:
         print_json({"target": target.shown(), "artifacts": [dataclasses.asdict(p) for p in done]})
@@ -131,8 +154,7 @@ def register(sub: Any) -> None:
     creds.add_argument("--keyring", action="store_true", help="from the keyring, service=URL")
     creds.add_argument(
         "--username",
-        default=credentials.TOKEN_USER,
-        help="user name sent with the token (default __token__)",
+        help=f"user name sent with the token (default {credentials.TOKEN_USER})",
     )
     parser.add_argument(
         "--index-url",

@@ -38,6 +38,7 @@ def from_environment(env_value: str | None, name: str) -> Secret:
             f"--token-env {name}: the environment variable {name} is not set or empty",
             f"export {name}=<token> in the shell that runs torchsmith (never on its command line)",
         )
+    _one_line(env_value.strip(), f"--token-env {name}: the variable")
     return Secret(env_value.strip(), f"environment variable {name}")
 
 
@@ -60,7 +61,19 @@ def from_file(path: Path) -> Secret:
         ) from None
     if not text:
         raise UsageError(f"--token-file {path} is empty", "write the token into it")
+    _one_line(text, f"--token-file {path}")
     return Secret(text, f"file {path}")
+
+
+def _one_line(text: str, where: str) -> None:
+    """A token is one line: trial P11 sent two lines of a file as the token without a word (an
+    HTTP header cannot carry a line break). No byte of it is shown."""
+    if any(ord(c) < 32 or ord(c) == 127 for c in text):
+        raise UsageError(
+            f"{where} is not one line of text: it holds {len(text.splitlines())} line(s) and a "
+            "line break or control character inside the token",
+            'write the token alone, on one line (printf %s "$TOKEN" > FILE; chmod 600 FILE)',
+        )
 
 
 def _check_private(path: Path, info: os.stat_result) -> None:

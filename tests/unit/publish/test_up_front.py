@@ -85,3 +85,43 @@ def test_a_rejected_credential_is_publishs_exit_13(status: int) -> None:
     with pytest.raises(PublishError, match="refused the credentials") as caught:
         _raise_for(resp, "uploading x.whl")
     assert caught.value.exit_code == 13
+
+
+@pytest.mark.parametrize("text", ["pypi-first\nsecond-line\n", "pypi-a\rb", "pypi-\x1b[31m"])
+def test_a_token_of_more_than_one_line_is_refused(tmp_path: Path, text: str) -> None:
+    """P11: a two-line file was sent as the token without a word."""
+    token = tmp_path / "token"
+    token.write_text(text)
+    os.chmod(token, 0o600)
+    with pytest.raises(UsageError, match="is not one line of text") as caught:
+        credentials.from_file(token)
+    assert "second" not in str(caught.value) and "pypi" not in str(caught.value)
+    with pytest.raises(UsageError, match="is not one line of text"):
+        credentials.from_environment(text, "T")
+    token.write_text("pypi-AgEI-one-line\n")
+    assert credentials.from_file(token).reveal() == "pypi-AgEI-one-line"
+
+
+@pytest.mark.parametrize(
+    ("target", "flags", "named"),
+    [
+        ("conda-channel:{tmp}/ch", ["--username", "evil"], "--username"),
+        (
+            "conda-channel:{tmp}/ch",
+            ["--token-env", "T", "--index-url", "https://x/"],
+            "--token-env",
+        ),
+        ("oci:registry.example/x:1", ["--index-url", "https://x/"], "--index-url"),
+    ],
+)
+def test_a_flag_the_target_never_reads_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], target: str, flags: list[str], named: str
+) -> None:
+    """P39: --username with conda-channel: was dropped without a word."""
+    from torchsmith.cli import main
+
+    package = tmp_path / "x-1.0-0.conda"
+    package.write_bytes(b"x")
+    assert main(["publish", str(package), "--to", target.format(tmp=tmp_path), *flags]) == 2
+    assert f"{named}" in capsys.readouterr().err
+    assert not (tmp_path / "ch").exists()
