@@ -86,3 +86,24 @@ def test_a_companion_wheel_with_escaping_members_is_refused(tmp_path: Path) -> N
         zf.writestr("../../etc/cron.d/x", "x")
     with pytest.raises(InspectError, match="escape the install directory"):
         inspect_companion_wheel(path)
+
+
+HOST = Path(__file__).resolve().parents[2] / "fixtures" / "plan" / "host-ci.json"
+
+
+@pytest.mark.parametrize("command", ["plan", "build"])
+def test_against_a_wheel_that_disagrees_about_its_version_stops_before_any_step(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], command: str
+) -> None:
+    """Trial B12: `build --with torchvision --against` a wheel named 2.6.0 whose METADATA says
+    9.9.9 went on to companion-env and failed there with a child's traceback (exit 10)."""
+    from torchsmith.cli import main
+
+    wheel = _wheel(tmp_path, version_py="9.9.9+cpu", metadata="9.9.9")
+    argv = [command, "--with", "torchvision", "--against", str(wheel), "--cpu"]
+    argv += ["--source", "debian", "--host-facts", str(HOST)]
+    if command == "build":
+        argv += ["--cache-root", str(tmp_path / "c"), "--output-dir", str(tmp_path / "d")]
+    assert main(argv) == 12
+    assert "disagrees with itself about its version" in capsys.readouterr().err
+    assert not (tmp_path / "d").exists()
