@@ -38,6 +38,7 @@ LAYERS: tuple[frozenset[str], ...] = (
     frozenset(
         {
             "steps",
+            "attest",
             "backends",
             "sources",
             "toolchains",

@@ -38,6 +38,7 @@ StepName = Literal[
     "publish",
     "conda",
     "install",
+    "attest",
 ]
 """The steps the pipeline carries out, in the order they may appear in a plan. Work that happens
 inside a step (git submodules inside ``fetch``, ATen code generation inside ``configure`` and
@@ -142,6 +143,7 @@ HASH_EXCLUDES = frozenset(
         "install_python",
         "steps",
         "readiness",
+        "sign_key",
     }
 )
 """Plan keys left out of :meth:`BuildPlan.plan_hash` (they do not change the build's result)."""
@@ -215,6 +217,9 @@ class BuildPlan(_Frozen):
         None,
         description="companions built against a given torch (--against); absent otherwise",
     )
+    sign_key: str | None = Field(
+        None, description="the key the attest step signs provenance with; absent: unsigned"
+    )
 
     @model_serializer(mode="wrap")
     def _drop_absent_companion_build(
@@ -222,8 +227,9 @@ class BuildPlan(_Frozen):
     ) -> dict[str, object]:
         """A plan without ``--against`` dumps (and hashes) as before the field existed."""
         data: dict[str, object] = handler(self)
-        if data.get("companion_build", 0) is None:
-            del data["companion_build"]
+        for key in ("companion_build", "sign_key"):  # absent: dumped as before the fields
+            if data.get(key, 0) is None:
+                del data[key]
         return data
 
     @property

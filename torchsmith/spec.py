@@ -176,6 +176,11 @@ class BuildSpec(_Strict):
 
     @field_validator("python")
     @classmethod
+    sign_key: str | None = Field(
+        None,
+        description="Ed25519 private key (PEM, unencrypted, mode 600) that signs each wheel's "
+        "provenance: a DSSE envelope beside it. Default: provenance unsigned.",
+    )
     def _python(cls, value: str | None) -> str | None:
         if value is None:
             return None

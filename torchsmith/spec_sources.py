@@ -17,6 +17,7 @@ from typing import Any, Literal, get_args, get_origin
 from pydantic import BaseModel, ValidationError
 
 from torchsmith.errors import Problem, SpecError
+from torchsmith.keyfile import MAKE_ONE, key_problem
 from torchsmith.mirror_url import mirror_refusal
 from torchsmith.redact import redact_url
 from torchsmith.spec import BuildSpec, CompanionSource
@@ -348,6 +349,12 @@ def _companion_source_problems(spec: BuildSpec) -> list[Problem]:
     return found
 
 
+def _sign_key_problems(sign_key: str | None) -> list[Problem]:
+    """The signing key checked as every layer gives it (flag, variable, spec key)."""
+    found = None if sign_key is None else key_problem(sign_key)
+    return [Problem(found, MAKE_ONE, field="sign_key")] if found else []
+
+
 def resolve_spec(
     *,
     file: Path | None = None,
@@ -382,6 +389,7 @@ def resolve_spec(
     if spec is not None:
         problems += source_problems(spec.source)
         problems += _companion_source_problems(spec)
+        problems += _sign_key_problems(spec.sign_key)
     if problems or spec is None:
         raise SpecError(problems, "fix the listed keys; `torchsmith plan --help` lists them all")
     return ResolvedSpec(spec, origins)

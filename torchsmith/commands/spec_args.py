@@ -179,6 +179,9 @@ def _add_where(g: argparse._ArgumentGroup) -> None:
     )
     g.add_argument("--build-version", help="version baked into the wheel")
     g.add_argument(
+    g.add_argument(
+        "--sign-key", metavar="KEY.pem", help="Ed25519 key signing each wheel's provenance (DSSE)"
+    )
         "--engine", choices=get_args(Engine), help="container engine for --backend docker"
     )
     g.add_argument(
@@ -249,6 +252,7 @@ def cli_values(args: argparse.Namespace) -> tuple[dict[str, Any], list[Problem]]
 
 _LIST_FLAGS = {
     "companions": "--with",
+        "sign_key": args.sign_key,
     "gpus": "--gpu",
     "targets": "--target",
     "enable": "--enable",
@@ -272,6 +276,7 @@ def _empty_items(args: argparse.Namespace) -> list[Problem]:
         _empty_value(dest, value)
         for dest in _TEXT_FLAGS
         if isinstance(value := getattr(args, dest, None), str) and is_blank(value)
+    "sign_key",
     ]
     return problems + [
         _empty_list_item(flag, getattr(args, dest))

@@ -18,7 +18,8 @@ from torchsmith.interpreter import invocable
 from torchsmith.proc import HOST
 from torchsmith.report.progress import make_reporter
 from torchsmith.verify import SmokeOptions, Verdict, load_plan, verify_artifact
-from torchsmith.verify.manifest_match import check_wheel_manifest
+from torchsmith.verify.attestation import attestation_checks
+from torchsmith.verify.manifest_match import check_wheel_manifest, read_manifest
 from torchsmith.verify.model import Check
 from torchsmith.verify.smoke import SmokeMode, check_workdir
 
@@ -56,7 +57,7 @@ def _companion(args: argparse.Namespace) -> int:
 
     wheel, manifest = Path(args.wheel), Path(args.plan)
     check_wheel_manifest(wheel, manifest)
-    checks = verify_companion(wheel, manifest)
+    checks = verify_companion(wheel, manifest) + _attested(args)
     if args.json:
         rows = [c.model_dump() for c in checks]
         print_json({"artifact": str(wheel), "checks": rows, "passed": all(c.ok for c in checks)})
@@ -64,6 +65,14 @@ def _companion(args: argparse.Namespace) -> int:
         print_table(checks_table(str(wheel), checks))
     raise_if_failed(wheel, checks)
     return 0
+
+
+def _attested(args: argparse.Namespace) -> list[Check]:
+    """The wheel's SBOM, provenance and signature checks (none for --python)."""
+    if not args.wheel:
+        return []
+    key = Path(args.public_key) if args.public_key else None
+    return attestation_checks(Path(args.wheel), read_manifest(Path(args.plan)), key)
 
 
 def _handler(args: argparse.Namespace) -> int:
@@ -74,6 +83,7 @@ def _handler(args: argparse.Namespace) -> int:
     plan = load_plan(Path(args.plan))
     if args.wheel:
         check_wheel_manifest(Path(args.wheel), Path(args.plan))
+    attested = _attested(args)  # before the smoke test: a changed file fails at once
     reporter = make_reporter(err)  # on stderr: --json keeps stdout clean
     try:
         with tempfile.TemporaryDirectory(prefix="torchsmith-verify-") as tmp:
@@ -89,6 +99,7 @@ def _handler(args: argparse.Namespace) -> int:
             )
     finally:
         reporter.close()
+    verdict = verdict.model_copy(update={"checks": [*verdict.checks, *attested]})
     if args.json:
         data = verdict.model_dump(mode="json", exclude={"inspection"})
         print_json({**data, "passed": verdict.passed, "warnings": len(verdict.warnings)})
@@ -117,5 +128,10 @@ def register(sub: Any) -> None:
     parser.add_argument("--no-deps", action="store_true", help="pip install the wheel --no-deps")
     parser.add_argument("--gpu", choices=("auto", "yes", "no"), default="auto")
     parser.add_argument("--workdir", help="keep the smoke venv and logs here")
+    parser.add_argument(
+        "--public-key",
+        metavar="KEY.pub",
+        help="Ed25519 public key (PEM) the provenance's DSSE signature must verify with",
+    )
     parser.add_argument("--json", action="store_true", help="machine-readable output")
     parser.set_defaults(handler=_handler)

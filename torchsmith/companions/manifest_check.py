@@ -85,7 +85,7 @@ def verify_companion(wheel: Path, manifest: Path) -> list[Check]:
 
 def raise_if_failed(wheel: Path, checks: list[Check]) -> None:
     """Raise :class:`VerifyError` naming every failed check."""
-    failed = [f"{c.name}: {c.detail}" for c in checks if c.ok is False]
+    failed = [f"{c.name}: {c.detail}" for c in checks if c.ok is False and c.severity == "error"]
     if failed:
         raise VerifyError(
             f"{wheel.name} does not hold what its manifest records:\n  - " + "\n  - ".join(failed),

@@ -34,7 +34,7 @@ from torchsmith.planner.environment import cmake_args
 from torchsmith.planner.features import resolve_features, resolve_linking
 from torchsmith.planner.fixes import gcc_refusal, resolve_fixes
 from torchsmith.planner.resources import resolve_companion_disk, resolve_disk, resolve_jobs
-from torchsmith.planner.steps import StepInputs, plan_steps
+from torchsmith.planner.steps import StepInputs, attest_step, plan_steps
 from torchsmith.planner.support import PIPELINE, Capabilities, refuse_unsupported
 from torchsmith.planner.toolchain import resolve_compiler, resolve_cuda, resolve_toolkit
 from torchsmith.planner.versions import (
@@ -139,6 +139,7 @@ def _as_asked(spec: BuildSpec) -> dict[str, Any]:
         "output_dir": spec.output_dir,
         "install_python": spec.install_python,
         "backend": spec.backend,
+        "sign_key": spec.sign_key,
     }
 
 
@@ -151,10 +152,11 @@ def _steps(
     """torch's own steps (none with ``--against``), then each companion's."""
     spec, outputs = ctx.spec, [str(o) for o in ctx.spec.outputs]
     if build is not None and against is not None:
-        return companion_steps(build, outputs, torch[2])
+        return [*companion_steps(build, outputs, torch[2]), attest_step(wheels, spec.sign_key)]
     pinned = pinned_commit(torch[0], ctx.release)
     inputs = StepInputs(*torch, list(spec.targets), outputs, spec.install_python, pinned)
-    return plan_steps(inputs) + (companion_steps(build, outputs) if build else [])
+    steps = plan_steps(inputs) + (companion_steps(build, outputs) if build else [])
+    return steps if spec.targets else [*steps, attest_step(["torch", *wheels], spec.sign_key)]
 
 
 def _disk(

@@ -87,3 +87,13 @@ def _repair_what(cuda: str | None) -> str:
 
 def plan_steps(inputs: StepInputs) -> list[PlanStep]:
     return [*_fetch(inputs.source, inputs.pinned), *_prepare(inputs), *_finish(inputs)]
+
+
+def attest_step(wheels: list[str], sign_key: str | None) -> PlanStep:
+    """The last step of a build with wheels: each one's SBOM and provenance beside it."""
+    signed = f", signed with {sign_key} (DSSE, Ed25519)" if sign_key else ", unsigned"
+    return PlanStep(
+        name="attest",
+        what=f"CycloneDX SBOM + in-toto SLSA provenance beside each wheel ({', '.join(wheels)})"
+        + signed,
+    )

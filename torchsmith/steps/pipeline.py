@@ -17,6 +17,7 @@ from torchsmith.host.model import HostFacts
 from torchsmith.plan_model import BuildPlan, StepName
 from torchsmith.report.progress import Reporter
 from torchsmith.steps import (
+    attest,
     companion,
     compile,
     conda,
@@ -68,6 +69,8 @@ def step_impl(name: StepName) -> StepFn:
             return conda.run
         case "install":
             return install.run
+        case "attest":
+            return attest.run
         case _:
             assert_never(name)
 

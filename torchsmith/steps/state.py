@@ -86,6 +86,8 @@ class BuildState:
     manifest_paths: list[Path] = field(default_factory=list)
     artifacts: list[dict[str, Any]] = field(default_factory=list)
     executed: list[str] = field(default_factory=list)
+    attestations: list[Path] = field(default_factory=list)
+    """The SBOM, provenance and envelope files the attest step wrote."""
     companions: CompanionRun | None = None
     """The companions' part of the run (made by their first environment step)."""
 

@@ -64,6 +64,7 @@ def test_the_plan_takes_torch_from_the_inspected_wheel() -> None:
         "repair",
         "verify",
         "publish",
+        "attest",
     ]
     assert {s.subject for s in p.steps} == {"torchvision"}
     build = p.companion_build
@@ -206,6 +207,7 @@ def test_an_interpreter_torch_is_planned_and_built_against() -> None:
         "repair",
         "verify",
         "publish",
+        "attest",
     ]
     build = p.companion_build
     assert build is not None and build.torch.kind == "python"

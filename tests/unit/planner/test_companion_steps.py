@@ -38,7 +38,8 @@ def against(**cli: Any) -> BuildPlan:
 def test_one_run_lists_every_companion_step_after_torchs_own() -> None:
     p = one_run(outputs=("wheel", "conda"))
     labels = [s.label for s in p.steps]
-    assert labels[labels.index("conda") + 1 :] == [f"torchvision-{k}" for k in [*KINDS, "conda"]]
+    vision = [f"torchvision-{k}" for k in [*KINDS, "conda"]]
+    assert labels[labels.index("conda") + 1 :] == [*vision, "attest"]
     assert [s.subject for s in p.steps[: labels.index("conda") + 1]] == [None] * (
         labels.index("conda") + 1
     )
@@ -51,6 +52,8 @@ def test_against_plans_the_companions_steps_alone_with_conda() -> None:
     assert [(s.subject, s.name) for s in p.steps[1:]] == [
         (name, kind) for name in ("torchvision", "torchaudio") for kind in [*KINDS, "conda"]
     ]
+    assert (p.steps[-1].name, p.steps[-1].subject) == ("attest", None)
+    assert "(torchvision, torchaudio), unsigned" in p.steps[-1].what
 
 
 def test_each_step_says_what_is_companion_specific() -> None:

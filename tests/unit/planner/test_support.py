@@ -77,8 +77,8 @@ def test_install_output_needs_an_interpreter() -> None:
 
 def test_install_output_plans_an_install_step_after_publish() -> None:
     p = plan(torch="2.5.1", accelerator="cpu", outputs=("install",), install_python="/v/bin/python")
-    assert [s.name for s in p.steps][-4:] == ["repair", "verify", "publish", "install"]
-    assert "/v/bin/python" in p.steps[-1].what and p.install_python == "/v/bin/python"
+    assert [s.name for s in p.steps][-5:] == ["repair", "verify", "publish", "install", "attest"]
+    assert "/v/bin/python" in p.steps[-2].what and p.install_python == "/v/bin/python"
     assert p.plan_hash() == plan(torch="2.5.1", accelerator="cpu").plan_hash()  # same build
 
 
@@ -124,7 +124,7 @@ def real_plan(**cli: Any) -> BuildPlan:
 def test_torch_and_its_companions_in_one_run() -> None:
     p = real_plan(torch="1.13.1", accelerator="cpu", source="debian", companions=("torchvision",))
     labels = [s.label for s in p.steps]
-    assert labels[labels.index("publish") + 1 :] == VISION_STEPS
+    assert labels[labels.index("publish") + 1 :] == [*VISION_STEPS, "attest"]
     build = p.companion_build
     assert build is not None and build.torch.kind == "build" and build.torch.location == ""
     assert (build.torch.version, build.torch.python) == ("1.13.1", p.python.value)

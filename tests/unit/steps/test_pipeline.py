@@ -11,6 +11,7 @@ import pytest
 
 from tests.unit.planner.kb import ci_host, mini_kb
 from tests.unit.steps.recording import RecordingExecutor
+from torchsmith.attest.files import attestations_of
 from torchsmith.errors import InternalError
 from torchsmith.plan_model import BuildPlan, StepName
 from torchsmith.planner import resolve
@@ -74,11 +75,16 @@ def test_wheel_build_runs_exactly_the_planned_steps(tmp_path: Path) -> None:
     result, executor = _build(tmp_path, plan, verify=False)
     names = [s.name for s in plan.steps]
     assert result.executed == names
-    assert names[-5:] == ["compile", "package", "repair", "verify", "publish"]
+    assert names[-6:] == ["compile", "package", "repair", "verify", "publish", "attest"]
     assert result.wheel is not None and result.wheel.parent == tmp_path / "dist"
     assert executor.ran[-1][1:4] == ["-m", "auditwheel", "repair"]
     manifest = json.loads(result.manifest_paths[0].read_text())
-    assert manifest["executed_steps"] == names and manifest["verify"] is None
+    # the manifest is written by publish: the attest step after it is not in its list
+    assert manifest["executed_steps"] == names[:-1] and manifest["verify"] is None
+    assert [p.name for p in attestations_of(result.wheel)] == [
+        result.wheel.name + ".cdx.json",
+        result.wheel.name + ".provenance.json",
+    ]
     assert manifest["repair"]["excluded"] == ["libcuda.so.1", "libnvidia-ml.so.1"]
 
 

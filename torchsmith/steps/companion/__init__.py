@@ -57,7 +57,7 @@ def step_impl(name: StepName) -> SubjectStepFn:
             return outputs.run_publish
         case "conda":
             return outputs.run_conda
-        case "copy" | "toolchain" | "fixes" | "configure" | "package" | "install":
+        case "copy" | "toolchain" | "fixes" | "configure" | "package" | "install" | "attest":
             return _not_a_companion_step(name)
         case _:
             assert_never(name)
