@@ -242,6 +242,7 @@ def cli_values(args: argparse.Namespace) -> tuple[dict[str, Any], list[Problem]]
         "install_python": args.install_python,
         "backend": args.backend,
         "build_version": args.build_version,
+        "sign_key": args.sign_key,
         "engine": args.engine,
         "base_image": args.base_image,
     }
@@ -252,7 +253,6 @@ def cli_values(args: argparse.Namespace) -> tuple[dict[str, Any], list[Problem]]
 
 _LIST_FLAGS = {
     "companions": "--with",
-        "sign_key": args.sign_key,
     "gpus": "--gpu",
     "targets": "--target",
     "enable": "--enable",
@@ -264,6 +264,7 @@ _LIST_FLAGS = {
 _TEXT_FLAGS = (
     "torch", "against", "python", "cuda", "nccl_root", "compiler", "source", "git_mirror",
     "cache_dir", "cache_location", "output_dir", "install_python", "build_version", "base_image",
+    "sign_key",
 )  # fmt: skip
 
 
@@ -276,7 +277,6 @@ def _empty_items(args: argparse.Namespace) -> list[Problem]:
         _empty_value(dest, value)
         for dest in _TEXT_FLAGS
         if isinstance(value := getattr(args, dest, None), str) and is_blank(value)
-    "sign_key",
     ]
     return problems + [
         _empty_list_item(flag, getattr(args, dest))

@@ -151,6 +151,7 @@ def _steps(
 ) -> list[PlanStep]:
     """torch's own steps (none with ``--against``), then each companion's."""
     spec, outputs = ctx.spec, [str(o) for o in ctx.spec.outputs]
+    wheels = [c.name for c in build.builds] if build else []
     if build is not None and against is not None:
         return [*companion_steps(build, outputs, torch[2]), attest_step(wheels, spec.sign_key)]
     pinned = pinned_commit(torch[0], ctx.release)
