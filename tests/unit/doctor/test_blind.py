@@ -4,6 +4,7 @@ shows an error gets a finding."""
 
 from __future__ import annotations
 
+import csv
 import importlib.util
 from pathlib import Path
 from types import ModuleType
@@ -14,8 +15,16 @@ from torchsmith.doctor import diagnose
 
 FIXTURES = Path(__file__).parents[2] / "fixtures" / "doctor"
 ROOT = Path(__file__).parents[3]
-# top-1 each set scored at its own freeze (rounds 1-5 were trained on afterwards; 4 and 5 share one)
-FLOORS = {"blind": 34, "blind2": 36, "blind3": 31, "blind4": 37, "blind5": 34, "blind6": 42}
+# top-1 each set scored at its own freeze (rounds 1-6 were trained on afterwards; 4 and 5 share one)
+FLOORS = {
+    "blind": 34,
+    "blind2": 36,
+    "blind3": 31,
+    "blind4": 37,
+    "blind5": 34,
+    "blind6": 42,
+    "blind7": 31,
+}
 
 
 def _grader() -> ModuleType:
@@ -57,3 +66,16 @@ def test_blind_threads_are_distinct_across_sets() -> None:
         for row in (FIXTURES / name / "expected.csv").read_text(encoding="utf-8").splitlines()[1:]
     ]
     assert len(urls) == len(set(urls))
+
+
+def test_round_7_logs_judged_right_at_the_freeze_still_get_the_same_finding() -> None:
+    """blind7/outcomes.csv records, per log, the top finding at the freeze (b6fc1c5) and whether
+    its component and fix were right against the thread's answer (27 of 43)."""
+    folder = FIXTURES / "blind7"
+    rows = list(csv.DictReader((folder / "outcomes.csv").read_text(encoding="utf-8").splitlines()))
+    assert len(rows) == 43
+    right = [r for r in rows if r["component_and_fix_right"] == "yes"]
+    assert len(right) == 27
+    for row in right:
+        top = diagnose(_lines(folder / row["file"])).top
+        assert top is not None and top.rule_id == row["got_at_b6fc1c5"], row["file"]
