@@ -75,3 +75,19 @@ def test_measured_json_has_commit_machine_load_and_the_median(
     path = measured.write("x", {"a": stats}, [0.5, 0.4, 0.3], at)
     data = json.loads(path.read_text())
     assert data["commit"] == at and data["machine"]["cpus"] and len(data["load_after"]) == 3
+
+
+def test_the_reproducible_bench_names_the_members_that_differ(tmp_path: Path) -> None:
+    """bench_reproducible.py: two runs in other paths and time zones; a difference is named."""
+    import zipfile
+
+    bench = load("bench_reproducible")
+    (root_a, tz_a), (root_b, tz_b) = bench.RUNS
+    assert root_a.count("/") != root_b.count("/") and tz_a != tz_b
+    for name, when in (("a", (2025, 1, 29, 0, 0, 0)), ("b", (2026, 11, 27, 8, 30, 0))):
+        with zipfile.ZipFile(tmp_path / f"{name}.whl", "w") as zf:
+            zf.writestr(zipfile.ZipInfo("pkg/a.py", when), b"x")
+            zf.writestr(zipfile.ZipInfo("pkg/b.py", (2025, 1, 29, 0, 0, 0)), b"y")
+    [diff] = bench.differing_members(tmp_path / "a.whl", tmp_path / "b.whl")
+    assert diff.startswith("pkg/a.py: ") and "2026" in diff
+    assert bench.differing_members(tmp_path / "a.whl", tmp_path / "a.whl") == []
