@@ -160,6 +160,11 @@ class BuildSpec(_Strict):
     build_version: str | None = Field(
         None, description="Version string baked into the wheel (PYTORCH_BUILD_VERSION)."
     )
+    sign_key: str | None = Field(
+        None,
+        description="Ed25519 private key (PEM, unencrypted, mode 600) that signs each wheel's "
+        "provenance: a DSSE envelope beside it. Default: provenance unsigned.",
+    )
 
     @field_validator("accelerator")
     @classmethod
@@ -176,11 +181,6 @@ class BuildSpec(_Strict):
 
     @field_validator("python")
     @classmethod
-    sign_key: str | None = Field(
-        None,
-        description="Ed25519 private key (PEM, unencrypted, mode 600) that signs each wheel's "
-        "provenance: a DSSE envelope beside it. Default: provenance unsigned.",
-    )
     def _python(cls, value: str | None) -> str | None:
         if value is None:
             return None
