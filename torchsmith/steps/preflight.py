@@ -260,7 +260,36 @@ def preflight(
             "install them (Debian: apt-get install cmake ninja-build ccache python3-venv), "
             "or pass --cache none to build without a compiler cache",
         )
+    _check_nccl(ex, plan, env)
     return _with_versions(ex, env, (cc, cxx), found, cache_kind)
+
+
+# where the plan says a system NCCL is (features.system_nccl with [nccl] / --nccl-root /
+# TORCHSMITH_NCCL_ROOT), and what pytorch's cmake/Modules/FindNCCL.cmake looks for there
+_NCCL_FILES = {"NCCL_INCLUDE_DIR": "nccl.h", "NCCL_LIB_DIR": "libnccl.so*"}
+
+
+def _check_nccl(ex: Executor, plan: BuildPlan, env: Mapping[str, str]) -> None:
+    """Trial E10: NCCL_ROOT=/nonexistent was planned and built with, unchecked."""
+    dirs = plan.env_dict()
+    missing = [
+        f"{pattern} in {dirs[name]} ({name})"
+        for name, pattern in _NCCL_FILES.items()
+        if name in dirs and not _exists(ex, dirs[name], pattern, env)
+    ]
+    if missing:
+        raise HostError(
+            f"the system NCCL the plan names is not there: no {'; no '.join(missing)}",
+            "give NCCL's install prefix (--nccl-root, TORCHSMITH_NCCL_ROOT or [nccl] root; "
+            "Debian: apt-get install libnccl-dev, prefix /usr with lib_dir "
+            "/usr/lib/x86_64-linux-gnu), or drop system_nccl (torch builds its own NCCL)",
+        )
+
+
+def _exists(ex: Executor, folder: str, pattern: str, env: Mapping[str, str]) -> bool:
+    """A file matching ``pattern`` in ``folder`` on the machine that builds (the executor's)."""
+    probe = 'for f in "$1"/$2; do [ -e "$f" ] && exit 0; done; exit 1'
+    return ex.capture(["sh", "-c", probe, "sh", folder, pattern], env=env).returncode == 0
 
 
 def _with_versions(

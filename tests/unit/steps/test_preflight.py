@@ -10,7 +10,7 @@ import pytest
 
 from torchsmith.backends.base import Executor
 from torchsmith.errors import HostError
-from torchsmith.plan_model import BuildPlan, Decision
+from torchsmith.plan_model import BuildPlan, Decision, EnvSetting
 from torchsmith.proc import Completed, LineCallback
 from torchsmith.steps.preflight import preflight
 
@@ -247,3 +247,30 @@ def test_without_apt_the_missing_tools_are_still_named(
     monkeypatch.setattr("torchsmith.steps.preflight.shutil.which", lambda *a, **k: None)
     with pytest.raises(HostError, match="missing on this machine: ccache"):
         preflight(ex, plan, ex.environment(), tmp_path, install_deps=True)
+
+
+def _with_nccl(plan: BuildPlan, root: str) -> BuildPlan:
+    settings = [
+        EnvSetting(name="NCCL_ROOT", value=root, reason="t"),
+        EnvSetting(name="NCCL_INCLUDE_DIR", value=f"{root}/include", reason="t"),
+        EnvSetting(name="NCCL_LIB_DIR", value=f"{root}/lib", reason="t"),
+    ]
+    return plan.model_copy(update={"env": [*plan.env, *settings]})
+
+
+def test_a_system_nccl_that_is_not_there_stops_the_build(plan: BuildPlan, tmp_path: Path) -> None:
+    """Trial E10: TORCHSMITH_NCCL_ROOT=/nonexistent with system_nccl was planned and built with
+    unchecked; the machine that builds is asked (through the executor) before any work."""
+    ex = FakeExecutor({*ALL, "python3.11"}, answers={"sh": "1:"})
+    with pytest.raises(HostError, match=r"no nccl\.h in /nonexistent/include") as info:
+        preflight(ex, _with_nccl(plan, "/nonexistent"), ex.environment(), tmp_path)
+    assert "libnccl.so* in /nonexistent/lib (NCCL_LIB_DIR)" in info.value.message
+    assert "--nccl-root" in info.value.hint and "drop system_nccl" in info.value.hint
+    assert next(a for a in ex.ran if a[0] == "sh")[:2] == ["sh", "-c"]
+
+
+def test_a_system_nccl_that_is_there_passes(plan: BuildPlan, tmp_path: Path) -> None:
+    ex = FakeExecutor({*ALL, "python3.11"}, answers={"sh": "0:"})
+    preflight(ex, _with_nccl(plan, "/usr"), ex.environment(), tmp_path)
+    probes = [a for a in ex.ran if a[0] == "sh"]
+    assert [a[-2:] for a in probes] == [["/usr/include", "nccl.h"], ["/usr/lib", "libnccl.so*"]]
