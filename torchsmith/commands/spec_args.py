@@ -179,9 +179,9 @@ def _add_where(g: argparse._ArgumentGroup) -> None:
     )
     g.add_argument("--build-version", help="version baked into the wheel")
     g.add_argument(
-    g.add_argument(
         "--sign-key", metavar="KEY.pem", help="Ed25519 key signing each wheel's provenance (DSSE)"
     )
+    g.add_argument(
         "--engine", choices=get_args(Engine), help="container engine for --backend docker"
     )
     g.add_argument(
