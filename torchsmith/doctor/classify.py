@@ -59,7 +59,7 @@ _REAL = re.compile(
     r"core dumped|terminate called after|SIGSEGV|Floating point exception|Illegal instruction|"
     r"Library not loaded|received signal SIG|\(gdb\) bt|找不到|没有那个文件|"
     r"of memory: Kill|Killed process \d+ \(|oom-kill:constraint=|oom_reaper: reaped process|"
-    r"invoked oom-killer"
+    r"invoked oom-killer|^\s*Killed\s*$"
 )
 # a warning that reports a failure to load native code (torchvision's image extension)
 _WARNED_FAILURE = re.compile(

@@ -70,7 +70,10 @@ RECOGNISERS = (
     _r("killed", r"Killed signal terminated program (?P<tool>\S+)"),
     _r("killed", r"(?P<tool>cc1plus|cc1|cicc|ptxas|ld|nvcc)\S*:? (?:fatal error: )?out of memory"),
     _r("killed", r"(?P<tool>cicc|ptxas|nvlink|fatbinary)'? died due to signal 9\b"),
-    _r("killed", r"virtual memory exhausted|ld terminated with signal 9|signal 9 \[Killed\]"),
+    _r(
+        "killed",
+        r"virtual memory exhausted|ld terminated with signal 9|signal 9 \[Killed\]|^\s*Killed\s*$",
+    ),
     _r("killed", r"returned non-zero exit status (?:-9|137)\b|exit (?:status|code) 137\b"),
     # the kernel's OOM killer in dmesg/journal (mm/oom_kill.c): the killed task's name is the tool
     _r(
