@@ -14,6 +14,7 @@ from torchsmith.mirror_url import mirror_refusal
 from torchsmith.spec_sections import (
     COMPANIONS,
     Backend,
+    BaseRecipe,
     CacheKind,
     CacheSpec,
     Companion,
@@ -30,11 +31,12 @@ from torchsmith.spec_sections import (
     TrainingImage,
     _Strict,
 )
-from torchsmith.spec_text import ImageRef, requirement_name
+from torchsmith.spec_text import AptMirror, ImageRef, requirement_name
 
 __all__ = [
     "COMPANIONS",
     "Backend",
+    "BaseRecipe",
     "BuildSpec",
     "CacheKind",
     "CacheSpec",
@@ -151,6 +153,20 @@ class BuildSpec(_Strict):
         None,
         description="Build image for backend 'docker' instead of the one the knowledge base "
         "names (e.g. your registry's copy of a deleted nvidia/cuda tag).",
+    )
+    base_recipe: BaseRecipe = Field(
+        "auto",
+        description="How `torchsmith image` gets a CUDA base: 'auto' takes NVIDIA's nvidia/cuda "
+        "image when it is recorded and not deleted, else generates the base stage (the OS image "
+        "plus the CUDA packages of a package repository); 'image' always NVIDIA's image; "
+        "'nvidia' NVIDIA's CUDA apt repository on the image's Ubuntu; 'debian' a Debian "
+        "suite's nvidia-cuda-toolkit (11.8 bookworm, 12.4 trixie). --base-image overrides.",
+    )
+    apt_mirror: AptMirror | None = Field(
+        None,
+        description="The base-image recipe's package repository replaced by this URL (same "
+        "layout: a Debian archive mirror, or a copy of NVIDIA's CUDA repository for the OS), "
+        "for machines that cannot reach the default one.",
     )
     images: tuple[TrainingImage, ...] = Field(
         (),

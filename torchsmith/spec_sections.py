@@ -19,6 +19,7 @@ Preset = Literal["default", "official", "minimal"]
 ToolkitProvider = Literal["auto", "system", "pypi", "apt", "container"]
 PtxPolicy = Literal["asked", "newest", "none"]
 Engine = Literal["auto", "docker", "podman", "buildah"]
+BaseRecipe = Literal["auto", "image", "nvidia", "debian"]
 Companion = Literal["torchvision", "torchaudio", "torchtext"]
 COMPANIONS: tuple[str, ...] = ("torchvision", "torchaudio", "torchtext")
 

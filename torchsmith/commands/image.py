@@ -55,6 +55,8 @@ def _print(
     ip: ContainerPlan, choice: EngineChoice | None, dockerfile: Path | None, warnings: bool = True
 ) -> None:
     out.print(f"[bold]base image[/]: {escape(ip.base.image)} ({escape(ip.base.reason)})")
+    if ip.base.recipe is not None:
+        out.print(f"[bold]base recipe[/]: {escape(ip.base.recipe.summary())}")
     if choice is not None:
         out.print(f"[bold]engine[/]: {escape(choice.probe.describe())} — {escape(choice.reason)}")
     else:
@@ -127,6 +129,7 @@ def _handle(args: argparse.Namespace) -> int:
     dockerfile = write_context(ip, load_images().tool("uv"), context, args.wheels)
     if args.json:
         data: dict[str, Any] = {"plan": plan_json(ip.plan), "base_image": ip.base.image}
+        data["base_recipe"] = ip.base.recipe.record() if ip.base.recipe else None
         data |= {"dockerfile": str(dockerfile), "engine": choice.name if choice else None}
         print_json(data)
     else:

@@ -40,12 +40,16 @@ def _print_container_plan(args: argparse.Namespace, rs: ResolvedSpec) -> int:
     ids = (os.getuid(), os.getgid())
     cp = routes.for_spec(rs, kbmod.load(), load_images(), load_host(args), ids)
     runs = "dockerfile" if routes.wants_images(rs.spec) else "working-container"
-    base = {"base_image": cp.base.image, "base_reason": cp.base.reason, "runs": runs}
+    base: dict[str, Any] = {"base_image": cp.base.image, "base_reason": cp.base.reason}
+    base["runs"] = runs
+    base["base_recipe"] = cp.base.recipe.record() if cp.base.recipe else None
     if args.json:
         print_json({**plan_json(cp.plan), "container": base})
         return 0
     print_plan(shown(cp.plan))
     out.print(f"[bold]base image[/]: {escape(cp.base.image)} ({escape(cp.base.reason)})")
+    if cp.base.recipe is not None:
+        out.print(f"[bold]base recipe[/]: {escape(cp.base.recipe.summary())}")
     out.print(f"[bold]runs[/]: {RUNS[runs]}")
     for image in cp.images:
         ids_text = f"uid {image.uid} gid {image.gid} ({image.reason})"

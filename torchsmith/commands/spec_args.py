@@ -15,6 +15,7 @@ from torchsmith.planner.support import PIPELINE
 from torchsmith.proc import HOST
 from torchsmith.spec import (
     Backend,
+    BaseRecipe,
     CacheKind,
     CompanionSource,
     Engine,
@@ -187,6 +188,15 @@ def _add_where(g: argparse._ArgumentGroup) -> None:
     g.add_argument(
         "--base-image", help="build image for --backend docker instead of the KB's choice"
     )
+    g.add_argument(
+        "--base-recipe",
+        choices=get_args(BaseRecipe),
+        help="CUDA base for `image`: auto (NVIDIA's image unless deleted, else a recipe), "
+        "image, nvidia (NVIDIA's apt repository), debian (nvidia-cuda-toolkit)",
+    )
+    g.add_argument(
+        "--apt-mirror", metavar="URL", help="package repository the base-image recipe uses"
+    )
 
 
 def _switches(args: argparse.Namespace, problems: list[Problem]) -> dict[str, Any]:
@@ -245,6 +255,8 @@ def cli_values(args: argparse.Namespace) -> tuple[dict[str, Any], list[Problem]]
         "sign_key": args.sign_key,
         "engine": args.engine,
         "base_image": args.base_image,
+        "base_recipe": args.base_recipe,
+        "apt_mirror": args.apt_mirror,
     }
     values.update(_switches(args, problems))
     problems += _empty_items(args)

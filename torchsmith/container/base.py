@@ -8,10 +8,14 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from torchsmith.container.images import DOCKER_HUB, CudaImage, ImageKb, OsImage
+from torchsmith.container.recipes import Recipe, RecipeMode, choose_recipe
 from torchsmith.errors import PlanError, Problem
 
 PythonFrom = Literal["os", "uv"]
 DEFAULT_SUITE = "bookworm"
+STAND_IN = "ubuntu22.04"
+"""The OS an unrecorded CUDA release's --base-image is planned against (its own facts are
+measured by the torchsmith inside)."""
 
 
 @dataclass(frozen=True)
@@ -25,6 +29,10 @@ class BaseChoice:
     python_from: PythonFrom
     reason: str
     warnings: tuple[str, ...] = field(default=())
+    recipe: Recipe | None = None
+    """The generated base stage (:mod:`.recipes`): ``image`` is then the OS image it starts from."""
+    measured: str | None = None
+    """The CUDA to check inside a user's image (``--base-image`` of an unrecorded release)."""
 
 
 def _pick_os(kb: ImageKb, candidates: list[str], python: str | None) -> OsImage:
@@ -65,6 +73,23 @@ def _cuda_base(kb: ImageKb, cuda: str, python: str | None) -> BaseChoice:
     return BaseChoice(tag, runtime, os_image, version, source, why, _cuda_warnings(record, tag))
 
 
+def _recipe_base(recipe: Recipe, python: str | None) -> BaseChoice:
+    os_image = recipe.os
+    version, source = _python_from(os_image, python)
+    why = recipe.reason + (" (its Python)" if source == "os" else f" (Python {version} via uv)")
+    image = os_image.qualified
+    return BaseChoice(image, image, os_image, version, source, why, recipe=recipe)
+
+
+def _unrecorded_base(kb: ImageKb, cuda: str, python: str | None) -> BaseChoice:
+    """--base-image of a CUDA release no image or recipe stands for: planned against the newest
+    Ubuntu the knowledge base has; the image's CUDA is measured inside it."""
+    os_image = kb.os(STAND_IN)
+    version, source = _python_from(os_image, python)
+    why = f"no image of CUDA {cuda} is recorded: planned against {STAND_IN}'s facts"
+    return BaseChoice(os_image.qualified, os_image.qualified, os_image, version, source, why)
+
+
 def _debian_base(kb: ImageKb, python: str | None) -> BaseChoice:
     suites = [o for o in kb.oses if o.family == "debian"]
     matching = [o for o in suites if python is not None and o.python_minor == python]
@@ -75,17 +100,37 @@ def _debian_base(kb: ImageKb, python: str | None) -> BaseChoice:
     return BaseChoice(os_image.qualified, os_image.qualified, os_image, version, source, why)
 
 
+def _choice(
+    kb: ImageKb, cuda: str | None, python: str | None, recipe: tuple[RecipeMode, str | None]
+) -> BaseChoice:
+    if cuda is None:
+        return _debian_base(kb, python)
+    found = choose_recipe(kb, cuda, *recipe)
+    return _cuda_base(kb, cuda, python) if found is None else _recipe_base(found, python)
+
+
 def choose_base(
     kb: ImageKb,
     cuda: str | None,
     python: str | None,
     base_image: str | None = None,
+    recipe: tuple[RecipeMode, str | None] = ("image", None),
 ) -> BaseChoice:
-    """The base for a build of CUDA ``cuda`` (None: CPU) and Python ``python``; an explicit
-    ``base_image`` replaces the image and keeps the facts of the one it stands for."""
-    choice = _debian_base(kb, python) if cuda is None else _cuda_base(kb, cuda, python)
+    """The base for a build of CUDA ``cuda`` (None: CPU) and Python ``python``: NVIDIA's image,
+    or a recipe (``recipe``: the mode and the mirror, :mod:`.recipes`); an explicit
+    ``base_image`` replaces the image and keeps the facts of the one it stands for (its CUDA
+    measured inside it when no image of that release is recorded)."""
     if base_image is None:
-        return choice
+        return _choice(kb, cuda, python, recipe)
+    return _given(kb, cuda, python, base_image)
+
+
+def _given(
+    kb: ImageKb,
+    cuda: str | None,
+    python: str | None,
+    base_image: str,
+) -> BaseChoice:
     if not base_image.strip() or any(c.isspace() for c in base_image):
         raise PlanError(
             [
@@ -96,7 +141,18 @@ def choose_base(
                 )
             ]
         )
+    unrecorded = cuda is not None and kb.known_cuda(cuda) is None
+    if unrecorded:
+        assert cuda is not None
+        choice = _unrecorded_base(kb, cuda, python)
+    else:  # the recipe is not used: the image given replaces NVIDIA's
+        choice = _choice(kb, cuda, python, ("image", None))
     reason = f"asked (--base-image), standing for {choice.image}: {choice.reason}"
     # a distribution image is its own runtime image: the override then stands for both
     runtime = base_image if choice.runtime == choice.image else choice.runtime
-    return BaseChoice(base_image, runtime, choice.os, choice.python, choice.python_from, reason)
+    if cuda is not None:
+        reason += f"; its CUDA {cuda} is measured inside it (nvcc --version, cudart soname)"
+    return BaseChoice(
+        base_image, runtime, choice.os, choice.python, choice.python_from, reason,
+        measured=cuda,
+    )  # fmt: skip

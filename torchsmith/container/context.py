@@ -37,6 +37,7 @@ def manifest(cp: ContainerPlan) -> dict[str, Any]:
             for i in cp.images
         ],
         "plan": plan.model_dump(mode="json"),
+        "base_recipe": cp.base.recipe.record() if cp.base.recipe else None,
     }
     return dict(redact_data(data))
 

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from torchsmith.container import inside
 from torchsmith.container.base import BaseChoice
 from torchsmith.container.layers import apt_install, comment, python_layer, quote, run_layer
+from torchsmith.container.recipe_stage import STAGE, nvcc_check, recipe_stage
 from torchsmith.container.training import ResolvedImage, training_stage
 from torchsmith.plan_model import BuildPlan
 
@@ -62,7 +63,17 @@ def _header(d: DockerfileInput) -> list[str]:
                       f"-t {i.spec.name} .") for i in d.images]  # fmt: skip
     lines += [comment(f"NOTE: {n}") for n in (*d.base.warnings, *d.notes)]
     lines += [f"ARG BASE_IMAGE={quote(d.base.image)}"]
+    if d.base.recipe is not None:  # the build and training stages start from its stage
+        return [*lines, ""]
     return [*lines, f"ARG RUNTIME_IMAGE={quote(d.base.runtime)}", ""]
+
+
+def _measured(d: DockerfileInput) -> list[str]:
+    """A base image the user named: its CUDA measured inside it before anything is built."""
+    if d.base.measured is None:
+        return []
+    lines = [comment(f"--base-image: its CUDA measured inside it (the plan's: {d.base.measured})")]
+    return [*lines, *run_layer(*nvcc_check(d.base.measured, "the --base-image"))]
 
 
 def _own_python(d: DockerfileInput) -> list[str]:
@@ -105,8 +116,9 @@ def _build(d: DockerfileInput) -> list[str]:
 
 
 def _build_stage(d: DockerfileInput) -> list[str]:
-    lines = ["FROM ${BASE_IMAGE} AS build", 'SHELL ["/bin/bash", "-o", "pipefail", "-c"]']
-    lines += ["ARG DEBIAN_FRONTEND=noninteractive"]
+    origin = STAGE if d.base.recipe is not None else "${BASE_IMAGE}"
+    lines = [f"FROM {origin} AS build", 'SHELL ["/bin/bash", "-o", "pipefail", "-c"]']
+    lines += ["ARG DEBIAN_FRONTEND=noninteractive", *_measured(d)]
     lines += ["# the image's own build tools, as `torchsmith build --backend docker` installs them"]
     lines += apt_install([*inside.TOOLS, *inside.compiler_packages(d.plan.compiler.value)])
     if d.base.python_from == "uv":
@@ -128,9 +140,11 @@ def _export_stage(d: DockerfileInput) -> list[str]:
 def render(d: DockerfileInput) -> str:
     """The whole Dockerfile."""
     lines = _header(d)
+    if d.base.recipe is not None:
+        lines += recipe_stage(d.base.recipe)
     if not d.prebuilt_wheels:
         lines += _build_stage(d)
     lines += _export_stage(d)
     for image in d.images:
-        lines += training_stage(image, d.base, d.uv_image)
+        lines += training_stage(image, d.base, d.uv_image, check=d.prebuilt_wheels)
     return "\n".join(lines).rstrip() + "\n"

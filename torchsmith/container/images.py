@@ -72,6 +72,31 @@ class CudaImage(Sourced):
         return f"{DOCKER_HUB}/{name}"
 
 
+class CudaRepo(Sourced):
+    """NVIDIA's CUDA apt repository for one OS: where, and the key that signs it."""
+
+    identity: ClassVar[frozenset[str]] = frozenset({"os"})
+    os: str
+    url: str = Field(description="the repository (a flat one: `deb URL /`)")
+    ml_url: str = Field(description="the machine-learning repository (cuDNN/NCCL of 9.0-11.x)")
+    key: str
+    fingerprint: str = Field(pattern=r"^[0-9A-F]{40}$")
+    ml_key: str
+    ml_fingerprint: str = Field(pattern=r"^[0-9A-F]{40}$")
+
+
+class CudaRecipe(Sourced):
+    """What NVIDIA's image of one CUDA release held, as packages of its apt repository."""
+
+    identity: ClassVar[frozenset[str]] = frozenset({"cuda", "os"})
+    cuda: str
+    os: str
+    cuda_packages: list[str]
+    cudnn_packages: list[str]
+    nccl_packages: list[str]
+    root: str = Field(description="where the packages put the toolkit: /usr/local/cuda-X.Y")
+
+
 class ToolImage(Sourced):
     identity: ClassVar[frozenset[str]] = frozenset({"name"})
     name: str
@@ -83,6 +108,17 @@ class ImageKb:
     oses: tuple[OsImage, ...]
     cuda_images: tuple[CudaImage, ...]
     tools: tuple[ToolImage, ...]
+    repos: tuple[CudaRepo, ...] = ()
+    recipes: tuple[CudaRecipe, ...] = ()
+
+    def known_cuda(self, version: str) -> CudaImage | None:
+        return next((c for c in self.cuda_images if c.cuda == version), None)
+
+    def repo(self, os_id: str) -> CudaRepo | None:
+        return next((r for r in self.repos if r.os == os_id), None)
+
+    def recipe(self, cuda: str) -> CudaRecipe | None:
+        return next((r for r in self.recipes if r.cuda == cuda), None)
 
     def os(self, os_id: str) -> OsImage:
         found = next((o for o in self.oses if o.id == os_id), None)
@@ -131,20 +167,26 @@ def load_images() -> ImageKb:
     oses = tuple(o for o in _records("os", OsImage, data) if isinstance(o, OsImage))
     cudas = tuple(c for c in _records("cuda_image", CudaImage, data) if isinstance(c, CudaImage))
     tools = tuple(t for t in _records("tool_image", ToolImage, data) if isinstance(t, ToolImage))
-    return ImageKb(oses, cudas, tools)
+    repos = tuple(r for r in _records("cuda_repo", CudaRepo, data) if isinstance(r, CudaRepo))
+    rows = _records("cuda_recipe", CudaRecipe, data)
+    recipes = tuple(r for r in rows if isinstance(r, CudaRecipe))
+    return ImageKb(oses, cudas, tools, repos, recipes)
 
 
-def image_facts(os_image: OsImage, cuda: str | None, machine: HostFacts) -> HostFacts:
+def image_facts(
+    os_image: OsImage, cuda: str | None, machine: HostFacts, root: str | None = None
+) -> HostFacts:
     """What a plan may assume inside an image of ``os_image`` (with CUDA ``cuda``): the OS's
-    compiler and Python, CUDA at /usr/local/cuda; cores, RAM, disk and GPUs are ``machine``'s
-    (the container runs there)."""
+    compiler and Python, CUDA at /usr/local/cuda (or ``root``: a recipe's); cores, RAM, disk
+    and GPUs are ``machine``'s (the container runs there)."""
+    cuda_root = root or "/usr/local/cuda"
     major = os_image.gcc.split(".")[0]
     toolkits = []
     if cuda is not None:
         toolkits.append(
             CudaToolkit(
-                root="/usr/local/cuda",
-                nvcc="/usr/local/cuda/bin/nvcc",
+                root=cuda_root,
+                nvcc=f"{cuda_root}/bin/nvcc",
                 version=cuda,
                 origin="image",
             )

@@ -53,7 +53,9 @@ the compilers, CMake, ninja, ccache (the compiler cache), dpkg-dev (Debian sourc
 LIB = "/opt/torchsmith/lib"
 VENV = "/opt/torchsmith/venv"
 CAS = Path("/usr/local/share/ca-certificates")
-NOT_FORWARDED = frozenset({"backend", "engine", "base_image", "images", "output_dir"})
+NOT_FORWARDED = frozenset(
+    {"backend", "engine", "base_image", "base_recipe", "apt_mirror", "images", "output_dir"}
+)
 """Spec keys the torchsmith inside does not get: they describe the container itself."""
 PROXIES = ("http_proxy", "https_proxy", "no_proxy", "HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY")
 _USERINFO = re.compile(r"://[^/@\s]+@")

@@ -14,7 +14,9 @@ from dataclasses import dataclass
 from torchsmith.container.base import BaseChoice, choose_base
 from torchsmith.container.images import ImageKb, image_facts
 from torchsmith.container.inside import spec_env
+from torchsmith.container.recipes import RecipeMode, library_problems, library_warnings
 from torchsmith.container.training import ResolvedImage, resolve_image
+from torchsmith.errors import PlanError
 from torchsmith.host.model import HostFacts, PythonInfo
 from torchsmith.kb import KnowledgeBase
 from torchsmith.plan_model import BuildPlan
@@ -22,7 +24,14 @@ from torchsmith.planner import resolve
 from torchsmith.spec import BuildSpec, TrainingImage
 from torchsmith.spec_sources import ResolvedSpec
 
-CONTAINER_ONLY = {"backend": "local", "engine": "auto", "base_image": None, "images": ()}
+CONTAINER_ONLY = {
+    "backend": "local",
+    "engine": "auto",
+    "base_image": None,
+    "base_recipe": "auto",
+    "apt_mirror": None,
+    "images": (),
+}
 """What the torchsmith inside is not told: it builds on its own machine, the container."""
 IMAGE_OUTPUTS = frozenset({"docker-image", "install"})
 """Outputs the generated Dockerfile's training stages make from the pipeline's wheels."""
@@ -66,7 +75,8 @@ def local_spec(rs: ResolvedSpec) -> ResolvedSpec:
 def facts_in(base: BaseChoice, cuda: str | None, machine: HostFacts) -> HostFacts:
     """What the torchsmith inside finds: the image's OS, and the Python uv puts at /opt/venv
     when the OS has not the one asked for (the generated Dockerfile's python layer)."""
-    facts = image_facts(base.os, cuda, machine)
+    root = base.recipe.root if base.recipe is not None else None
+    facts = image_facts(base.os, cuda, machine, root)
     if base.python_from == "os":
         return facts
     venv = PythonInfo(path=f"{UV_VENV}/bin/python", version=base.python)
@@ -74,16 +84,25 @@ def facts_in(base: BaseChoice, cuda: str | None, machine: HostFacts) -> HostFact
 
 
 def base_and_plan(
-    spec: BuildSpec, images_kb: ImageKb, resolve_in: Callable[[BaseChoice], BuildPlan]
+    spec: BuildSpec,
+    images_kb: ImageKb,
+    resolve_in: Callable[[BaseChoice], BuildPlan],
+    recipes: bool = False,
 ) -> tuple[BaseChoice, BuildPlan]:
     """The base image for the spec's CUDA and Python, and the plan resolved in it; when the
-    plan picks another Python (the release's newest), the base image for that one."""
+    plan picks another Python (the release's newest), the base image for that one. With
+    ``recipes`` (the Dockerfile route) a base-image recipe may make the base stage."""
     cuda = image_cuda(spec)
-    base = choose_base(images_kb, cuda, spec.python, spec.base_image)
+    recipe: tuple[RecipeMode, str | None] = (spec.base_recipe, spec.apt_mirror)
+    if not recipes:
+        recipe = ("image", None)
+    base = choose_base(images_kb, cuda, spec.python, spec.base_image, recipe)
     plan = resolve_in(base)
     if plan.python.value and plan.python.value != base.python:
-        base = choose_base(images_kb, cuda, plan.python.value, spec.base_image)
+        base = choose_base(images_kb, cuda, plan.python.value, spec.base_image, recipe)
         plan = resolve_in(base)
+    if base.recipe is not None and (problems := library_problems(base.recipe, plan)):
+        raise PlanError(problems, "change the request as suggested; nothing was built")
     return base, plan
 
 
@@ -100,15 +119,19 @@ def plan_container(
     images_kb: ImageKb,
     machine: HostFacts,
     caller_ids: tuple[int, int] = (0, 0),
+    *,
+    recipes: bool = False,
 ) -> ContainerPlan:
-    """The base image and the plan inside it (:class:`PlanError` with every conflict)."""
+    """The base image and the plan inside it (:class:`PlanError` with every conflict);
+    ``recipes``: the Dockerfile route, which can generate the base stage (:mod:`.recipes`)."""
     inner = local_spec(rs)
 
     def resolve_in(base: BaseChoice) -> BuildPlan:
         return resolve(inner, kb, facts_in(base, image_cuda(rs.spec), machine))
 
-    base, plan = base_and_plan(rs.spec, images_kb, resolve_in)
-    plan = plan.model_copy(update={"warnings": [*plan.warnings, *base.warnings]})
+    base, plan = base_and_plan(rs.spec, images_kb, resolve_in, recipes)
+    lacking = library_warnings(base.recipe, plan) if base.recipe is not None else []
+    plan = plan.model_copy(update={"warnings": [*plan.warnings, *base.warnings, *lacking]})
     images = tuple(resolve_image(i, *caller_ids) for i in _images(rs.spec))
     env = tuple(sorted(spec_env(inner).items()))
     return ContainerPlan(base, plan, images, rs.spec.engine, rs.spec.outputs, env)

@@ -20,7 +20,7 @@ from torchsmith.container.planning import (
     local_spec,
     plan_container,
 )
-from torchsmith.errors import NotReadyError, PlanError, Problem
+from torchsmith.errors import NotReadyError, PlanError, Problem, UnknownEntryError
 from torchsmith.host.model import HostFacts
 from torchsmith.kb import KnowledgeBase
 from torchsmith.redact import redact_url
@@ -81,7 +81,7 @@ def for_dockerfile(
 ) -> ContainerPlan:
     """The plan ``torchsmith image`` writes a Dockerfile for."""
     _check(dockerfile_refusals(rs))
-    return plan_container(rs, kb, images_kb, machine, caller_ids)
+    return plan_container(rs, kb, images_kb, machine, caller_ids, recipes=True)
 
 
 def _python_problems(cp: ContainerPlan) -> list[Problem]:
@@ -98,15 +98,35 @@ def _python_problems(cp: ContainerPlan) -> list[Problem]:
     return [found] if found else []
 
 
+def _recipe_refusals(spec: BuildSpec) -> list[Problem]:
+    """A base-image recipe is a stage of `torchsmith image`'s Dockerfile, not an image buildah
+    can start a working container of."""
+    if spec.base_recipe in {"auto", "image"} and spec.apt_mirror is None:
+        return []
+    return [
+        Problem(
+            "a base-image recipe (--base-recipe, --apt-mirror) is a stage of the Dockerfile "
+            "`torchsmith image` writes; `build --backend docker` starts from an existing image",
+            "use `torchsmith image`, or build its `cuda` stage (docker build --target cuda -t "
+            "NAME) and pass --base-image NAME",
+            "base_recipe",
+        )
+    ]
+
+
 def for_working_container(
     rs: ResolvedSpec, kb: KnowledgeBase, images_kb: ImageKb, machine: HostFacts
 ) -> ContainerPlan:
     """The plan ``build --backend docker`` runs inside a working container of the image; one
     list of every conflict (``plan`` and ``build`` both come here): what the route refuses,
     then the planner's conflicts on other fields or, when it has none, the image's Python."""
-    refused = inside.refusals(rs.spec, None)
+    refused = [*inside.refusals(rs.spec, None), *_recipe_refusals(rs.spec)]
     try:
         cp = plan_container(rs, kb, images_kb, machine)
+    except UnknownEntryError:  # no image of that CUDA: the route's refusals say why first
+        if not refused:
+            raise
+        raise PlanError(refused, NOTHING_BUILT) from None
     except PlanError as exc:
         if not refused or isinstance(exc, NotReadyError):
             raise

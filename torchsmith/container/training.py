@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 from torchsmith.container.base import BaseChoice
 from torchsmith.container.layers import apt_install, comment, python_layer, quote, run_layer
+from torchsmith.container.recipe_stage import STAGE, soname_check
 from torchsmith.spec import TrainingImage
 
 FALLBACK_ID = 1000
@@ -73,13 +74,31 @@ def _user(image: ResolvedImage) -> list[str]:
     return lines
 
 
-def training_stage(image: ResolvedImage, base: BaseChoice, uv_image: str) -> list[str]:
-    """The ``train-NAME`` stage."""
+def _origin(image: ResolvedImage, base: BaseChoice) -> str:
+    """The image's own base, else the recipe's stage, else the runtime image."""
+    if image.spec.base:
+        return quote(image.spec.base)
+    return STAGE if base.recipe is not None else "${RUNTIME_IMAGE}"
+
+
+def _check(image: ResolvedImage, base: BaseChoice) -> list[str]:
+    """Wheels into a --base-image runtime image: its CUDA runtime measured (the cudart soname)."""
+    if base.measured is None or image.spec.base:
+        return []
+    lines = [comment(f"--base-image: its CUDA runtime measured (the plan's: {base.measured})")]
+    return [*lines, *run_layer(*soname_check(base.measured, "the --base-image"))]
+
+
+def training_stage(
+    image: ResolvedImage, base: BaseChoice, uv_image: str, check: bool = False
+) -> list[str]:
+    """The ``train-NAME`` stage (``check``: a base image's CUDA is measured in it: no build
+    stage measured it)."""
     spec = image.spec
-    origin = quote(spec.base) if spec.base else "${RUNTIME_IMAGE}"
     lines = [comment(f"training image {spec.name!r} (user ids: {image.reason})")]
-    lines += [f"FROM {origin} AS train-{quote(spec.name)}"]
+    lines += [f"FROM {_origin(image, base)} AS train-{quote(spec.name)}"]
     lines += ['SHELL ["/bin/bash", "-o", "pipefail", "-c"]', "ARG DEBIAN_FRONTEND=noninteractive"]
+    lines += _check(image, base) if check else []
     lines += [f"ENV TZ={quote(spec.tz)}"]
     lines += _apt(image, base)
     lines += run_layer(

@@ -151,7 +151,13 @@ def _backend(ctx: Ctx, can: Capabilities) -> None:
     )
 
 
-_CONTAINER_KEYS = {"engine": "--engine", "base_image": "--base-image", "images": "[[images]]"}
+_CONTAINER_KEYS = {
+    "engine": "--engine",
+    "base_image": "--base-image",
+    "base_recipe": "--base-recipe",
+    "apt_mirror": "--apt-mirror",
+    "images": "[[images]]",
+}
 
 
 def _container_keys(ctx: Ctx) -> None:
@@ -161,6 +167,7 @@ def _container_keys(ctx: Ctx) -> None:
         return
     given = {"engine": spec.engine != "auto", "base_image": bool(spec.base_image)}
     given["images"] = bool(spec.images)
+    given |= {"base_recipe": spec.base_recipe != "auto", "apt_mirror": bool(spec.apt_mirror)}
     for key in (k for k, on in given.items() if on):
         ctx.problem(
             f"{key} ({_CONTAINER_KEYS[key]}) applies to container builds, and this one runs on "

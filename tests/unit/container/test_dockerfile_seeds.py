@@ -26,14 +26,15 @@ SNAPSHOTS = ROOT / "tests" / "fixtures" / "container" / "dockerfiles"
 CALLER = (1000, 1000)
 VISION_030 = "tarball:https://github.com/pytorch/vision/archive/refs/tags/v0.3.0.tar.gz"
 SEEDS = {
-    # the pipeline builds a companion from Debian's source package or a source of its own
+    # the pipeline builds a companion from Debian's source package or a source of its own;
+    # NVIDIA deleted the 9.0 images: the recipe stage starts from Ubuntu 16.04 (test_recipes.py)
     "seed-000-gpu-virtualisation": (
         {"companion_source.torchvision": VISION_030},
-        "nvidia/cuda:9.0-cudnn7-devel-ubuntu16.04",
+        "library/ubuntu:16.04",
     ),
     "seed-001-official-conda": ({}, "nvidia/cuda:11.0.3-cudnn8-devel-ubuntu20.04"),
     "seed-002-cresset-train-images": ({}, "nvidia/cuda:11.1.1-cudnn8-devel-ubuntu20.04"),
-    "seed-003-setup-py-install": ({}, "nvidia/cuda:9.0-cudnn7-devel-ubuntu16.04"),
+    "seed-003-setup-py-install": ({}, "library/ubuntu:16.04"),
 }
 KNOWN_ARGS = {"BASE_IMAGE", "RUNTIME_IMAGE", "DEBIAN_FRONTEND", "USER_NAME", "USER_UID",
               "USER_GID"}  # fmt: skip
@@ -70,7 +71,8 @@ def test_seed_dockerfile_matches_its_snapshot(seed: str, tmp_path: Path) -> None
 def test_seed_dockerfile_builds_from_the_right_nvidia_cuda_tag(seed: str, tmp_path: Path) -> None:
     text = dockerfile(seed, tmp_path)
     assert f"ARG BASE_IMAGE=docker.io/{SEEDS[seed][1]}\n" in text
-    assert "FROM ${BASE_IMAGE} AS build" in text and "FROM scratch AS export" in text
+    build = "FROM cuda AS build" if "ubuntu:16.04" in SEEDS[seed][1] else "FROM ${BASE_IMAGE} AS"
+    assert build in text and "FROM scratch AS export" in text
 
 
 def test_no_secret_in_any_layer_or_build_arg(tmp_path: Path) -> None:
