@@ -10,6 +10,14 @@ compiler cache's state or the clock (issue 29): decisions of the plan, each with
   timestamps, uids and modes: binutils ``ar`` manual, "D"), forwarded to CMake by the release's
   setup.py as every ``CMAKE_*`` variable is (pytorch/pytorch@v1.13.1:tools/setup_helpers/cmake.py
   "We currently pass over all environment variables that start with BUILD_, USE_, and CMAKE_").
+* No enclosing repository: the version files ask git about the tree (torch:
+  pytorch/pytorch@v1.13.1:tools/generate_torch_version.py ``get_sha``/``get_tag``, ``git rev-parse
+  HEAD`` and ``git describe --tags --exact`` with the tree as cwd; torchvision:
+  pytorch/vision@v0.21.0:setup.py ``get_version``/``write_version_file``, ``git rev-parse HEAD``),
+  and git walks up from a tree that is no repository (a Debian or tarball source) into whatever
+  repository holds the workspace — a cache root inside a project's checkout would stamp that
+  project's commit into ``torch/version.py``'s ``git_version``. ``GIT_DIR=/dev/null`` makes
+  those calls fail as they do for a tree in no repository ("Unknown").
 * Workspace paths: no ``-ffile-prefix-map`` in ``CXXFLAGS`` — torch records CMAKE_CXX_FLAGS in
   its binary (pytorch/pytorch@v1.13.1:caffe2/core/macros.h.in ``CAFFE2_BUILD_STRINGS``
   ``{"CXX_FLAGS", "${CMAKE_CXX_FLAGS}"}``, shown by ``torch.__config__.show()``), so a flag naming
@@ -90,6 +98,24 @@ def archive_env(ctx: Ctx) -> list[EnvSetting]:
     ]
 
 
+NO_REPOSITORY = ("debian", "tarball")
+"""Source kinds whose tree is never a git repository."""
+
+
+def no_repository(ctx: Ctx) -> list[EnvSetting]:
+    """``GIT_DIR=/dev/null`` for a tree that is no repository (see the module's note)."""
+    kind = ctx.spec.source.split(":")[0]
+    if kind not in NO_REPOSITORY:
+        return []
+    why = (
+        f"a {kind} tree is no git repository: git must not find one the workspace lies in "
+        "(torch/version.py git_version, torchvision's version.py: pytorch/pytorch@v1.13.1:"
+        "tools/generate_torch_version.py get_sha, pytorch/vision@v0.21.0:setup.py); "
+        "their git calls fail, giving 'Unknown', wherever the workspace is"
+    )
+    return [EnvSetting(name="GIT_DIR", value="/dev/null", reason=why)]
+
+
 def path_warning(ctx: Ctx) -> None:
     """Without a compiler cache, objects hold the workspace path (``__FILE__``)."""
     if ctx.spec.cache.kind == "none":
@@ -103,4 +129,4 @@ def path_warning(ctx: Ctx) -> None:
 def reproducible_env(ctx: Ctx) -> list[EnvSetting]:
     """torch's build: the epoch and the archive rules (the path note among the warnings)."""
     path_warning(ctx)
-    return [source_date_epoch(ctx), *archive_env(ctx)]
+    return [source_date_epoch(ctx), *archive_env(ctx), *no_repository(ctx)]

@@ -65,3 +65,13 @@ def test_no_compiler_cache_is_said_to_leave_workspace_paths() -> None:
         resolve_spec(cli={"torch": "2.5.1", "accelerator": "cpu"}), mini_kb(), ci_host()
     )
     assert not any("__FILE__" in w for w in cached.warnings)
+
+
+def test_a_tree_in_no_repository_never_asks_the_one_around_the_workspace() -> None:
+    """torch/version.py's git_version: git must not find the repository a cache root lies in."""
+    debian = resolve_spec(cli={"torch": "1.13.1", "accelerator": "cpu", "source": "debian"})
+    env = {e.name: e for e in resolve(debian, kb.load(), ci_host()).env}
+    assert env["GIT_DIR"].value == "/dev/null"
+    assert "generate_torch_version.py" in env["GIT_DIR"].reason
+    git = resolve_spec(cli={"torch": "1.13.1", "accelerator": "cpu", "source": "git"})
+    assert "GIT_DIR" not in resolve(git, kb.load(), ci_host()).env_dict()  # its own .git

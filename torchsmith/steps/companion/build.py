@@ -93,11 +93,15 @@ def cache_record(
     return {"kind": cache.kind, "hits": delta.hits, "misses": delta.misses, "hit_rate": rate}
 
 
-def reproducible(ctx: BuildContext) -> dict[str, str]:
+def reproducible(ctx: BuildContext, comp: CompanionBuild) -> dict[str, str]:
     """The plan's SOURCE_DATE_EPOCH (planner/reproducible.py: the release's date, for torch
-    and its companions alike): bdist_wheel stamps the wheel's members with it."""
-    epoch = ctx.plan.env_dict().get("SOURCE_DATE_EPOCH")
-    return {} if epoch is None else {"SOURCE_DATE_EPOCH": epoch}
+    and its companions alike: bdist_wheel stamps the wheel's members with it) and, for a
+    companion from Debian's orig or a tarball (no repository), the plan's GIT_DIR."""
+    env = ctx.plan.env_dict()
+    keys = ["SOURCE_DATE_EPOCH"]
+    if comp.source is None or comp.source.kind == "tarball":
+        keys.append("GIT_DIR")
+    return {k: env[k] for k in keys if k in env}
 
 
 PIP_WHEEL = ("-m", "pip", "wheel", "-v", "--no-build-isolation", "--no-deps")
@@ -112,7 +116,7 @@ def _pip_wheel(
         shutil.rmtree(path, ignore_errors=True)
     shutil.copytree(tree, src, symlinks=True)
     wheels.mkdir(parents=True)
-    own = {**e.cuda_env, **reproducible(ctx), **{v.name: v.value for v in comp.env}}
+    own = {**e.cuda_env, **reproducible(ctx, comp), **{v.name: v.value for v in comp.env}}
     env = buildenv.build_env(e.base, e.python.parent.parent, e.cache, e.cache_bin, own)
     before, stage = _stats(ctx, e.cache, env), f"{comp.name}-compile"
     with ctx.stage(stage, f"{comp.name} {comp.version}: pip wheel (MAX_JOBS {jobs})"):
