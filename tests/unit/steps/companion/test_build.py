@@ -65,3 +65,14 @@ def test_compile_before_fetch_is_an_ordering_bug(tmp_path: Path) -> None:
     rig = companion_rig(tmp_path)
     with pytest.raises(InternalError, match="before the companion's 'fetch' step"):
         build.run_compile(rig.ctx, rig.state, "torchvision")
+
+
+def test_a_companion_is_built_with_the_plans_epoch_and_no_repository(tmp_path: Path) -> None:
+    """Issue 29: torchvision from Debian's orig gets the plan's SOURCE_DATE_EPOCH (torch
+    1.13.1's release date) and GIT_DIR (its tree is no repository)."""
+    rig = companion_rig(tmp_path)
+    assert rig.ctx.plan.companion_build is not None
+    [comp] = rig.ctx.plan.companion_build.builds
+    env = build.reproducible(rig.ctx, comp)
+    assert env == {"SOURCE_DATE_EPOCH": "1671062400", "GIT_DIR": "/dev/null"}  # 2022-12-15
+    assert env["SOURCE_DATE_EPOCH"] == rig.ctx.plan.env_dict()["SOURCE_DATE_EPOCH"]
