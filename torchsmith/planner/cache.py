@@ -9,6 +9,8 @@ S3; sccache 0.16 stores in Redis, WebDAV and S3 and keeps the local disk as the 
 
 from __future__ import annotations
 
+from urllib.parse import urlsplit
+
 from torchsmith.plan_model import Decision
 from torchsmith.plan_types import CachePlan, remote_kind_of
 from torchsmith.planner.cache_transport import transport_findings
@@ -103,9 +105,38 @@ def _reason(spec: CacheSpec, local: str | None, remote: str | None) -> str:
     return where
 
 
+def url_problem(url: str) -> str | None:
+    """Why ``SCHEME://HOST:PORT…`` cannot be connected to, or None (trial C07: port 99999 was
+    planned; C08: 'http://[::1' was exit 70, Python's 'Invalid IPv6 URL'). A location without
+    '://' is a shared directory, not checked here."""
+    try:
+        parts = urlsplit(url)
+        port = parts.port  # ValueError past 65535 or not a number
+    except ValueError as exc:
+        return str(exc)
+    if port == 0:
+        return "port 0 is no port"
+    return None if parts.hostname else "it names no host"
+
+
+def _bad_urls(ctx: Ctx, spec: CacheSpec) -> bool:
+    urls = {"cache.location": spec.location, "cache.endpoint": spec.endpoint}
+    urls["cache.cluster"] = spec.cluster
+    bad = {k: (u, why) for k, u in urls.items() if u and "://" in u and (why := url_problem(u))}
+    for key, (url, why) in bad.items():
+        ctx.problem(
+            f"{key} {redact_url(url)} is not a URL a client can connect to: {why}",
+            "write it as SCHEME://HOST:PORT (a port from 1 to 65535, an IPv6 address in [ ])",
+            key,
+        )
+    return bool(bad)
+
+
 def _check(ctx: Ctx, spec: CacheSpec) -> None:
     if spec.kind == "none":
         _none_problems(ctx, spec)
+        return
+    if _bad_urls(ctx, spec):
         return
     if spec.remote:
         _remote_problems(ctx, spec)

@@ -103,3 +103,26 @@ def test_a_location_that_is_no_known_remote_is_a_spec_error() -> None:
         resolve_spec(cli={"cache.location": "ftp://h/cache"})
     with pytest.raises(SpecError, match="not a size"):
         resolve_spec(cli={"cache.size": "lots"})
+
+
+@pytest.mark.parametrize(
+    ("key", "url", "why"),
+    [
+        ("cache.location", "redis://10.0.0.1:99999", "Port out of range"),  # trial C07
+        ("cache.location", "http://[::1", "Invalid IPv6 URL"),  # trial C08: exit 70
+        ("cache.location", "redis://:0", "port 0 is no port"),
+        ("cache.endpoint", "http://127.0.0.1:70000", "Port out of range"),
+        ("cache.cluster", "http://[::1:10600", "Invalid IPv6 URL"),
+    ],
+)
+def test_a_url_no_client_can_connect_to_is_refused_naming_why(key: str, url: str, why: str) -> None:
+    cli = {"cache.kind": "sccache", key: url}
+    if key != "cache.location":
+        cli["cache.location"] = "s3://bucket/prefix"
+    text = refusal(**cli)
+    assert f"{key} {url} is not a URL a client can connect to: {why}" in text
+
+
+def test_a_bad_url_with_a_credential_is_refused_without_showing_it() -> None:
+    text = refusal(**{"cache.location": "redis://:hunter2secret@10.0.0.1:99999"})
+    assert "Port out of range" in text and "hunter2secret" not in text
