@@ -39,6 +39,7 @@ LAYERS: tuple[frozenset[str], ...] = (
         {
             "steps",
             "attest",
+            "rebuild",
             "backends",
             "sources",
             "toolchains",

@@ -10,7 +10,7 @@ import stat
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from torchsmith.errors import UsageError
+from torchsmith.errors import Problem, UsageError
 
 if TYPE_CHECKING:
     from cryptography.hazmat.primitives.asymmetric.ed25519 import (
@@ -56,6 +56,13 @@ def key_problem(text: str) -> str | None:
         return data
     found = _parse(data, path)
     return found if isinstance(found, str) else None
+
+
+def sign_key_problems(sign_key: str | None) -> list[Problem]:
+    """The signing key checked as every layer gives it (flag, ``TORCHSMITH_SIGN_KEY``, spec
+    key): called once, by :func:`torchsmith.spec_sources.resolve_spec`."""
+    found = None if sign_key is None else key_problem(sign_key)
+    return [Problem(found, MAKE_ONE, field="sign_key")] if found else []
 
 
 def load_key(text: str) -> Ed25519PrivateKey:

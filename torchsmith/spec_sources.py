@@ -17,9 +17,9 @@ from typing import Any, Literal, get_args, get_origin
 from pydantic import BaseModel, ValidationError
 
 from torchsmith.errors import Problem, SpecError
-from torchsmith.keyfile import MAKE_ONE, key_problem
+from torchsmith.keyfile import sign_key_problems
 from torchsmith.mirror_url import mirror_refusal
-from torchsmith.redact import redact_url
+from torchsmith.redact import redact_data, redact_url
 from torchsmith.spec import BuildSpec, CompanionSource
 
 Origin = Literal["default", "file", "env", "cli"]
@@ -46,6 +46,14 @@ class ResolvedSpec:
 
     spec: BuildSpec
     origins: Mapping[str, Origin] = field(default_factory=dict)
+
+    def recorded(self) -> dict[str, Any]:
+        """The request as a manifest records it for ``torchsmith rebuild``: the keys set (their
+        values, credentials masked) and where each came from; the signing key left out (it
+        does not change the build)."""
+        spec = self.spec.model_dump(mode="json", exclude_defaults=True, exclude={"sign_key"})
+        origins = {k: v for k, v in self.origins.items() if k != "sign_key"}
+        return {"spec": redact_data(spec), "origins": dict(sorted(origins.items()))}
 
     def origin(self, key: str) -> Origin:
         return self.origins.get(key, "default")
@@ -349,12 +357,6 @@ def _companion_source_problems(spec: BuildSpec) -> list[Problem]:
     return found
 
 
-def _sign_key_problems(sign_key: str | None) -> list[Problem]:
-    """The signing key checked as every layer gives it (flag, variable, spec key)."""
-    found = None if sign_key is None else key_problem(sign_key)
-    return [Problem(found, MAKE_ONE, field="sign_key")] if found else []
-
-
 def resolve_spec(
     *,
     file: Path | None = None,
@@ -389,7 +391,7 @@ def resolve_spec(
     if spec is not None:
         problems += source_problems(spec.source)
         problems += _companion_source_problems(spec)
-        problems += _sign_key_problems(spec.sign_key)
+        problems += sign_key_problems(spec.sign_key)
     if problems or spec is None:
         raise SpecError(problems, "fix the listed keys; `torchsmith plan --help` lists them all")
     return ResolvedSpec(spec, origins)

@@ -21,6 +21,7 @@ COMMANDS: dict[str, str] = {
     "report": "HTML build report + Chrome trace of a workspace or manifest",
     "matrix": "a build matrix as CI files (GitHub Actions, bake)",
     "publish": "upload built artifacts (index, channel, registry)",
+    "rebuild": "build a manifest's plan again and compare the wheels",
     "image": "build in a container image: Dockerfile, wheels, training images",
 }
 

@@ -67,6 +67,7 @@ def _run(args: argparse.Namespace, env: dict[str, str]) -> BuildResult:
         output_dir=Path(plan.output_dir).expanduser().resolve(),
         install_deps=bool(args.install_deps),
         verify=not args.no_verify,
+        request=resolved.recorded(),
     )
     eta = eta_for_plan(plan.torch.value, plan.cuda.value, plan.targets, plan.max_jobs.value)
     reporter = make_reporter(progress_console(args), eta)

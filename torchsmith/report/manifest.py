@@ -77,6 +77,7 @@ class ManifestInputs:
     executed_steps: Sequence[str] = ()
     peak_rss_mib: float | None = None
     cpu: Mapping[str, Any] | None = None
+    request: Mapping[str, Any] | None = None
 
 
 def build_manifest(inputs: ManifestInputs) -> dict[str, Any]:
@@ -113,6 +114,7 @@ def _document(inputs: ManifestInputs) -> dict[str, Any]:
         "repair": dict(inputs.repair) if inputs.repair else None,
         "result_warnings": list(inputs.result_warnings),
         "executed_steps": list(inputs.executed_steps),
+        **({"request": dict(inputs.request)} if inputs.request else {}),
         "resources": {
             "peak_process_rss_mib": inputs.peak_rss_mib,
             "what": PEAK_RSS_WHAT if inputs.peak_rss_mib is not None else "not recorded",

@@ -10,6 +10,7 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from torchsmith.backends.base import Executor
 from torchsmith.errors import BuildError, InterruptError, ToolError
@@ -17,6 +18,7 @@ from torchsmith.host.model import HostFacts
 from torchsmith.plan_model import BuildPlan
 from torchsmith.planner.resources import GIB_PER_CXX_JOB, jobs_after_oom
 from torchsmith.report.progress import Reporter
+from torchsmith.steps.recorded import Recorded
 from torchsmith.workspace import Workspace
 
 
@@ -29,6 +31,10 @@ class BuildOptions:
     output_dir: Path
     install_deps: bool = False
     verify: bool = True
+    request: Mapping[str, Any] | None = None
+    """The spec as asked (keys set and their origins): the manifest records it for rebuild."""
+    recorded: Recorded | None = None
+    """A rebuild: the recorded source and toolchain the build must match."""
 
 
 @dataclass(frozen=True)

@@ -95,6 +95,7 @@ def manifest_of(ctx: BuildContext, state: BuildState) -> dict[str, Any]:
             executed_steps=list(state.executed),
             peak_rss_mib=peak_child_rss_mib() if ctx.plan.backend == "local" else None,
             cpu=state.need_compiled().cpu,
+            request=ctx.options.request,
         )
     )
 

@@ -34,6 +34,7 @@ from torchsmith.steps import (
 )
 from torchsmith.steps.context import BuildContext, BuildOptions
 from torchsmith.steps.preflight import preflight
+from torchsmith.steps.recorded import check_toolchain
 from torchsmith.steps.state import BuildState
 from torchsmith.workspace import prepare_workspace
 
@@ -121,6 +122,7 @@ def run_build(
     targets of a partial build."""
     env = executor.environment()
     tools = preflight(executor, plan, env, options.cache_root, options.install_deps)
+    check_toolchain(options.recorded, tools.versions, reporter.message)  # rebuild
     workspace = prepare_workspace(options.cache_root, plan, tools.versions, reporter.message)
     ctx = BuildContext(plan, workspace, executor, reporter, options, host)
     state = BuildState(tools=tools, base_env=dict(env))

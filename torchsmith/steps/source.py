@@ -16,6 +16,7 @@ from torchsmith.sources.base import SourceTree
 from torchsmith.sources.git import unpinned_warning
 from torchsmith.sources.version_check import check_tree_version
 from torchsmith.steps.context import BuildContext
+from torchsmith.steps.recorded import check_source
 from torchsmith.steps.state import BuildState
 
 
@@ -62,6 +63,7 @@ def build_tree(ctx: BuildContext, tree: SourceTree) -> Path:
 def run_fetch(ctx: BuildContext, state: BuildState) -> None:
     """Step ``fetch``."""
     state.fetched = fetch(ctx, state.base_env)
+    check_source(ctx.options.recorded, state.fetched)  # rebuild: the recorded tree only
 
 
 def run_copy(ctx: BuildContext, state: BuildState) -> None:

@@ -65,6 +65,7 @@ def _own_manifest(ctx: BuildContext, state: BuildState, run: CompanionRun) -> No
         "artifacts": state.artifacts,
         "executed_steps": list(state.executed),
         "workspace": str(ctx.workspace.root),
+        **({"request": dict(ctx.options.request)} if ctx.options.request else {}),
     }
     name = f"companions-{ctx.plan.plan_hash()}.manifest.json"
     dirs = [ctx.options.output_dir, ctx.workspace.root]
