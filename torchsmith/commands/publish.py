@@ -20,6 +20,7 @@ SUFFIXES = {
     "pypi-index": (".whl",),
     "conda-channel": (".conda", ".tar.bz2"),
     "oci": (".tar",),  # an oci-archive (skopeo/buildah/podman write one)
+    "wheel-dir": (".whl",),  # with the attestations beside each wheel
 }
 
 
@@ -62,16 +63,16 @@ def secret_of(args: argparse.Namespace, service: str) -> credentials.Secret:
 def check_up_front(target: Target, files: list[Path]) -> None:
     """What the user gave, checked before anything is sent or written (issue 28 item 5): each
     wheel is one (P21, P22), a conda channel is a directory this user can write (P28, P29)."""
-    if target.kind == "pypi-index":
+    if target.kind in {"pypi-index", "wheel-dir"}:
         from torchsmith.publish.wheel_file import check_wheel
 
         for wheel in files:
             check_wheel(wheel)
-    elif target.kind == "conda-channel":
+    if target.kind in {"conda-channel", "wheel-dir"}:
         writable_dir(
             Path(target.where).expanduser(),
-            "conda-channel:",
-            "give conda-channel: a directory you can write (it is made when missing)",
+            f"{target.kind}:",
+            f"give {target.kind}: a directory you can write (it is made when missing)",
         )
 
 
@@ -81,6 +82,7 @@ _READS = {
     "pypi-index": {"token_env", "token_file", "keyring", "username", "index_url"},
     "oci": {"token_env", "token_file", "keyring", "username"},
     "conda-channel": set(),
+    "wheel-dir": set(),
 }
 
 
@@ -102,9 +104,15 @@ def _publish(args: argparse.Namespace, target: Target, files: list[Path]) -> lis
     user = args.username or credentials.TOKEN_USER
     if target.kind == "pypi-index":
         from torchsmith.publish.pypi import publish_wheel
+        from torchsmith.publish.wheel_dir import attestation_rows
 
         secret = secret_of(args, target.where)
-        return [publish_wheel(f, target.where, secret, user, args.index_url) for f in files]
+        done = [publish_wheel(f, target.where, secret, user, args.index_url) for f in files]
+        return done + attestation_rows(files)  # named, never dropped silently
+    if target.kind == "wheel-dir":
+        from torchsmith.publish.wheel_dir import publish_wheels
+
+        return publish_wheels(files, Path(target.where).expanduser())
     if target.kind == "oci":
         return _publish_images(args, target, files)
     from torchsmith.publish.conda_channel import publish_packages
@@ -146,7 +154,9 @@ def register(sub: Any) -> None:
         "--to",
         required=True,
         help="pypi-index:UPLOAD_URL (https://upload.pypi.org/legacy/, a pypiserver's /), "
-        "conda-channel:DIR or oci:REGISTRY/REPO:TAG (an oci-archive .tar)",
+        "conda-channel:DIR, oci:REGISTRY/REPO:TAG (an oci-archive .tar) or wheel-dir:DIR "
+        "(wheels with their SBOM, provenance and signature; a package index takes none of "
+        "those: they are listed as not uploaded)",
     )
     creds = parser.add_argument_group("credentials (never on the command line)")
     creds.add_argument("--token-env", metavar="VAR", help="environment variable holding it")

@@ -5,7 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-Outcome = Literal["uploaded", "already-there"]
+Outcome = Literal["uploaded", "already-there", "not-uploaded"]
+"""``not-uploaded``: a file the target cannot take (a wheel's attestations to a package index),
+named so that nothing is dropped silently."""
 
 
 @dataclass(frozen=True)

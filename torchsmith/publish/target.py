@@ -1,5 +1,6 @@
-"""``--to`` of ``torchsmith publish``: ``pypi-index:URL``, ``conda-channel:DIR`` or
-``oci:REGISTRY/REPO:TAG``, parsed and checked before anything is read or sent."""
+"""``--to`` of ``torchsmith publish``: ``pypi-index:URL``, ``conda-channel:DIR``,
+``oci:REGISTRY/REPO:TAG`` or ``wheel-dir:DIR``, parsed and checked before anything is read or
+sent."""
 
 from __future__ import annotations
 
@@ -12,8 +13,8 @@ from torchsmith.errors import UsageError
 from torchsmith.redact import redact_url, url_secrets
 from torchsmith.transport import is_loopback
 
-Kind = Literal["pypi-index", "conda-channel", "oci"]
-KINDS: tuple[Kind, ...] = ("pypi-index", "conda-channel", "oci")
+Kind = Literal["pypi-index", "conda-channel", "oci", "wheel-dir"]
+KINDS: tuple[Kind, ...] = ("pypi-index", "conda-channel", "oci", "wheel-dir")
 NOT_YET: dict[str, str] = {}
 
 
@@ -32,8 +33,8 @@ def parse_target(text: str) -> Target:
     if not sep or kind not in KINDS or not where:
         raise UsageError(
             f"--to {redact_url(text)!r}: not a publish target",
-            "pypi-index:https://HOST/legacy/ (the upload URL), conda-channel:DIR or "
-            "oci:REGISTRY/REPO:TAG",
+            "pypi-index:https://HOST/legacy/ (the upload URL), conda-channel:DIR, "
+            "oci:REGISTRY/REPO:TAG or wheel-dir:DIR (wheels with their SBOM and provenance)",
         )
     if kind in NOT_YET:
         raise UsageError(

@@ -20,6 +20,8 @@ FILES = {
     "torch/__init__.py": b"import torch._C\n",
     "torch/lib/libtorch_cpu.so": b"\x7fELF...",
     "torch.libs/libgomp-a34b3233.so.1": b"\x7fELF gomp",
+    "torch-2.6.0.dist-info/METADATA": b"Metadata-Version: 2.1\nName: torch\nVersion: 2.6.0\n",
+    "torch-2.6.0.dist-info/WHEEL": b"Wheel-Version: 1.0\nTag: cp311-cp311-manylinux_2_28_x86_64\n",
     "torch-2.6.0.dist-info/RECORD": b"",
 }
 FIX = {"id": "numpy-below-2", "title": "numpy<2", "action": "command", "source": "kb"}
