@@ -37,7 +37,10 @@ def load_context(path: Path) -> dict[str, str]:
             "give a torchsmith manifest (JSON) or plan/spec (TOML)",
         ) from exc
     if not isinstance(data, dict):
-        raise UsageError(f"the manifest {path} is not a table of values")
+        raise UsageError(  # a hint too: found by tests/unit/test_input_fuzz.py ('null')
+            f"the manifest {path} is not a table of values",
+            "give a torchsmith manifest (JSON) or plan/spec (TOML)",
+        )
     return context_from(data)
 
 
