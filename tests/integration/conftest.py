@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from tests import canary
 from tests.resources import require_tool
 from torchsmith.host.model import HostFacts
 from torchsmith.proc import HOST
@@ -157,3 +158,54 @@ def _module_dirs_removed(
         return
     for made in set(base.iterdir()) - before:
         shutil.rmtree(made, ignore_errors=True)
+
+
+# Issue 27 (done-when): after every publish, compiler-cache and container test, a canary
+# credential scan over command lines, the files the test wrote (logs, manifests, caches) and new
+# temporary entries finds nothing. The canary sits in the environment under names credentials
+# have in CI (tests/canary.ENV_NAMES) for the whole module, its fixtures included; a test's own
+# credential (a publish token) is scanned by the test itself.
+CANARY_MODULES = frozenset({
+    "test_publish_pypi", "test_publish_oci", "test_publish_pypiserver_fallback",
+    "test_conda_channel", "test_cache_cuda", "test_cache_s3", "test_cache_shared",
+    "test_cache_socket", "test_build_in_container", "test_container_build",
+    "test_container_env_file",
+})  # fmt: skip
+
+
+def _canary_module(request: pytest.FixtureRequest) -> bool:
+    return request.node.nodeid.split("::")[0].rsplit("/", 1)[-1][:-3] in CANARY_MODULES
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _canary_env(
+    request: pytest.FixtureRequest, _module_dirs_removed: None
+) -> Iterator[canary.CmdlineWatch | None]:
+    """The module runs with the canary in the environment, its command lines watched."""
+    if not _canary_module(request):
+        yield None
+        return
+    value = canary.unique()
+    with pytest.MonkeyPatch.context() as m, canary.CmdlineWatch(value, 0.02) as watch:
+        for name in canary.ENV_NAMES:
+            m.setenv(name, value)
+        yield watch
+    assert not watch.seen, f"canary credential on a command line: {watch.seen}"
+
+
+@pytest.fixture(autouse=True)
+def _canary_scan(
+    _canary_env: canary.CmdlineWatch | None,
+    tmp_path: Path,
+    tmp_path_factory: pytest.TempPathFactory,
+) -> Iterator[None]:
+    """After each test of a canary module: the files it wrote, new temporary entries and the
+    command lines seen hold no canary (before its tmp_path is removed)."""
+    if _canary_env is None:
+        yield
+        return
+    with canary.Sweep(_canary_env.canary, [tmp_path_factory.getbasetemp()], None) as sweep:
+        yield
+    leaks = sweep.leaks() + [f"cmdline: {c}" for c in _canary_env.seen]
+    assert not leaks, f"canary credential found: {leaks}"
+    del tmp_path  # requested so that it is removed after this scan

@@ -3,6 +3,7 @@ percent-encoded, in a sub-directory), a captured text, a live process's command 
 
 from __future__ import annotations
 
+import os
 import sys
 import time
 from pathlib import Path
@@ -11,10 +12,12 @@ import pytest
 
 from tests.canary import (
     CmdlineWatch,
+    Sweep,
     TmpWatch,
     cmdlines_holding,
     files_holding,
     forms,
+    recent_files,
     texts_holding,
 )
 
@@ -67,3 +70,39 @@ def test_the_tmp_watch_scans_what_appeared_meanwhile(
         (tmp_path / "clean").write_text("nothing")
     assert watch.new == [tmp_path / "clean", left.parent]
     assert watch.holding() == [left]
+
+
+def test_recent_files_reads_what_was_written_since_and_prunes_stores(tmp_path: Path) -> None:
+    old = tmp_path / "old.log"
+    old.write_text(CANARY)
+    os.utime(old, (1, 1))
+    new = tmp_path / "w" / "manifest.json"
+    new.parent.mkdir()
+    new.write_text("x")
+    store = tmp_path / "store"
+    (store / "vfs").mkdir(parents=True)
+    (store / "storage.lock").write_text("")
+    (store / "vfs" / "etc.conf").write_text("image file system")
+    (tmp_path / "lib.o").write_bytes(b"\0")
+    assert recent_files([tmp_path], since=time.time() - 60) == [new]
+
+
+def test_a_sweep_names_the_file_and_temporary_entry_that_hold_the_canary(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    temp = tmp_path / "tmp"
+    temp.mkdir()
+    monkeypatch.setattr("tempfile.tempdir", str(temp))
+    (tmp_path / "clean.log").write_text("nothing")
+    with Sweep(CANARY, [tmp_path / "work"], interval=0.01) as sweep:
+        (tmp_path / "work").mkdir()
+        (tmp_path / "work" / "build.log").write_text(f"token={CANARY}")
+        (temp / "auth.json").write_text(CANARY)
+    assert sweep.leaks() == [
+        f"file: {tmp_path / 'work' / 'build.log'}",
+        f"file: {temp / 'auth.json'}",
+    ]
+    os.utime(tmp_path / "work" / "build.log", (1, 1))  # written before the next sweep
+    with Sweep(CANARY, [tmp_path / "work"], interval=None) as quiet:
+        pass
+    assert quiet.leaks() == []
