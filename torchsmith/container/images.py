@@ -98,9 +98,23 @@ class CudaRecipe(Sourced):
 
 
 class ToolImage(Sourced):
+    """An image a generated Dockerfile copies a tool from (``COPY --from``)."""
+
     identity: ClassVar[frozenset[str]] = frozenset({"name"})
     name: str
     image: str
+    digest: str | None = Field(
+        None,
+        pattern=r"^sha256:[0-9a-f]{64}$",
+        description="the manifest digest it is pulled by (scripts/refresh_tool_images.py); "
+        "without one it is pulled by tag and `torchsmith image` warns",
+    )
+
+    @property
+    def reference(self) -> str:
+        """``IMAGE:TAG@sha256:…`` when the digest is recorded (the engine pulls by digest and
+        refuses other bytes), else the tag alone."""
+        return f"{self.image}@{self.digest}" if self.digest else self.image
 
 
 @dataclass(frozen=True)
@@ -138,7 +152,20 @@ class ImageKb:
         return found
 
     def tool(self, name: str) -> str:
-        return next(t.image for t in self.tools if t.name == name)
+        """The reference a Dockerfile copies the tool from (by digest when recorded)."""
+        return next(t.reference for t in self.tools if t.name == name)
+
+    def tool_warning(self, name: str) -> str | None:
+        """The plan warning for a tool image pulled by tag alone (security review f1b4bec
+        N18): whoever controls the tag controls a binary the image build runs."""
+        found = next(t for t in self.tools if t.name == name)
+        if found.digest is not None:
+            return None
+        return (
+            f"the tool image {found.image} is pulled by tag: no digest is recorded in "
+            "kb/data/images/images.toml, so whoever can move the tag chooses the binary the "
+            "image build runs; record one with scripts/refresh_tool_images.py"
+        )
 
     def debian(self, codename: str) -> OsImage:
         found = next((o for o in self.oses if o.codename == codename), None)

@@ -113,6 +113,12 @@ def _images(spec: BuildSpec) -> tuple[TrainingImage, ...]:
     return (TrainingImage(name="torch"),)
 
 
+def _tool_warnings(images_kb: ImageKb, base: BaseChoice) -> list[str]:
+    """The Dockerfile copies uv from its tool image when the base's Python is not the OS's."""
+    warning = images_kb.tool_warning("uv") if base.python_from == "uv" else None
+    return [warning] if warning else []
+
+
 def plan_container(
     rs: ResolvedSpec,
     kb: KnowledgeBase,
@@ -131,6 +137,7 @@ def plan_container(
 
     base, plan = base_and_plan(rs.spec, images_kb, resolve_in, recipes)
     lacking = library_warnings(base.recipe, plan) if base.recipe is not None else []
+    lacking += _tool_warnings(images_kb, base) if recipes else []
     plan = plan.model_copy(update={"warnings": [*plan.warnings, *base.warnings, *lacking]})
     images = tuple(resolve_image(i, *caller_ids) for i in _images(rs.spec))
     env = tuple(sorted(spec_env(inner).items()))
