@@ -4,7 +4,7 @@ CPU builds, or the user's ``--base-image``. Pure: reads the image knowledge only
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Literal
 
 from torchsmith.container.images import DOCKER_HUB, CudaImage, ImageKb, OsImage
@@ -122,7 +122,23 @@ def choose_base(
     measured inside it when no image of that release is recorded)."""
     if base_image is None:
         return _choice(kb, cuda, python, recipe)
+    if cuda is not None and recipe[0] in {"nvidia", "debian"}:
+        return _recipe_on(kb, cuda, python, base_image, recipe)
     return _given(kb, cuda, python, base_image)
+
+
+def _recipe_on(
+    kb: ImageKb,
+    cuda: str,
+    python: str | None,
+    base_image: str,
+    recipe: tuple[RecipeMode, str | None],
+) -> BaseChoice:
+    """A recipe asked for by name with --base-image: the image given is the OS image the
+    recipe starts from (your registry's copy of debian:trixie on a machine without Docker Hub)."""
+    choice = _choice(kb, cuda, python, recipe)
+    why = f"{choice.reason}; on --base-image {base_image} (standing for {choice.image})"
+    return replace(choice, image=base_image, runtime=base_image, reason=why)
 
 
 def _given(

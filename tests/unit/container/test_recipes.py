@@ -241,3 +241,11 @@ def test_conda_from_image_is_accepted_with_the_conda_step(
     code, out = _image(["--spec", str(spec), "-o", str(tmp_path)], capsys)
     assert code == 0, out
     assert "conda" in [s["name"] for s in json.loads(out)["plan"]["steps"]]
+
+
+def test_a_recipe_asked_by_name_starts_from_the_base_image_given() -> None:
+    """Your registry's copy of debian:trixie (or a local one: the integration test's)."""
+    base = choose_base(KB, "12.4", None, "localhost/trixie:latest", ("debian", None))
+    assert base.recipe is not None and base.image == "localhost/trixie:latest"
+    assert base.reason.endswith("on --base-image localhost/trixie:latest (standing for "
+                                "docker.io/library/debian:trixie)")  # fmt: skip
