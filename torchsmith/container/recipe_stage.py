@@ -21,11 +21,14 @@ DEBIAN_KEY = (
 TOOLS = ("ca-certificates", "curl", "gnupg")
 
 
-def _keyed(source: AptSource, index: int) -> list[str]:
-    """Fetch the key, check its fingerprint, write the entry signed by it alone."""
+def keyed_source(
+    source: AptSource, index: int, keyrings: str = KEYRINGS, listfile: str = LIST, tmp: str = "/tmp"
+) -> list[str]:
+    """Fetch the key, check its fingerprint, write the entry signed by it alone (the paths
+    are parameters for the integration test, which runs these commands with real gpg and apt)."""
     assert source.key_url is not None and source.fingerprint is not None
-    armored, check = f"/tmp/cuda-key-{index}.asc", f"/tmp/cuda-check-{index}.gpg"
-    keyring = f"{KEYRINGS}/torchsmith-cuda-{index}.gpg"
+    armored, check = f"{tmp}/cuda-key-{index}.asc", f"{tmp}/cuda-check-{index}.gpg"
+    keyring = f"{keyrings}/torchsmith-cuda-{index}.gpg"
     gpg = f"gpg --batch --no-default-keyring --keyring {check}"
     fpr = quote(f"fpr:::::::::{source.fingerprint}:")
     wrong = quote(f"torchsmith: the key at {source.key_url} is not {source.fingerprint}")
@@ -36,7 +39,7 @@ def _keyed(source: AptSource, index: int) -> list[str]:
         f"{{ {gpg} --with-colons --fingerprint | grep -qF {fpr} "
         f"|| {{ echo {wrong} >&2; exit 1; }}; }}",
         f"gpg --batch --dearmor -o {keyring} {armored}",
-        f"echo {line} >> {LIST}",
+        f"echo {line} >> {listfile}",
     ]
 
 
@@ -72,7 +75,8 @@ def soname_check(cuda: str, what: str) -> list[str]:
     """A runtime image (no nvcc): the CUDA runtime's soname among its libraries."""
     soname = quote(cudart_soname(cuda))
     wrong = quote(f"torchsmith: {what} has no {cudart_soname(cuda)} (CUDA {cuda})")
-    libs = "{ ldconfig -p; ls /usr/local/cuda/lib64 /usr/local/cuda/targets/*/lib 2>/dev/null; }"
+    dirs = "/usr/local/cuda/lib64 /usr/local/cuda/targets/*/lib"
+    libs = f"{{ ldconfig -p; ls {dirs} 2>/dev/null || true; }}"  # pipefail: a missing dir
     return [f"{{ {libs} | grep -qF {soname} || {{ echo {wrong} >&2; exit 1; }}; }}"]
 
 
@@ -83,7 +87,7 @@ def recipe_stage(recipe: Recipe) -> list[str]:
         commands += _debian(recipe.sources[0], recipe.mirrored)
     else:
         for index, source in enumerate(recipe.sources):
-            commands += _keyed(source, index)
+            commands += keyed_source(source, index)
     names = " ".join(quote(p) for p in recipe.packages)
     commands += ["apt-get update", f"apt-get install -y --no-install-recommends {names}"]
     if recipe.kind == "nvidia":
