@@ -44,11 +44,11 @@ def keyed_source(
 
 
 def _debian(source: AptSource, mirrored: bool) -> list[str]:
-    line = f"deb [signed-by=$key] {source.url} {source.dist}"
     first = [DEBIAN_KEY]
     if mirrored:  # the mirror replaces the image's own entries (a machine without the default)
         first.append("rm -f /etc/apt/sources.list /etc/apt/sources.list.d/*")
-    return [*first, f'echo "{line}" > {LIST}']
+    entry = f'echo "deb [signed-by=$key]" {quote(source.url)} {quote(source.dist)} > {LIST}'
+    return [*first, entry]
 
 
 def nvcc_check(cuda: str, what: str) -> list[str]:

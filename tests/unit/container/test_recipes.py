@@ -191,7 +191,7 @@ def test_the_debian_mirror_replaces_the_images_sources(tmp_path: Path) -> None:
     cp = plan_124(apt_mirror="http://127.0.0.1:8080/debian")
     text = write_context(cp, UV, tmp_path, _wheel(tmp_path / "in")).read_text()
     assert "rm -f /etc/apt/sources.list /etc/apt/sources.list.d/*" in text
-    assert 'echo "deb [signed-by=$key] http://127.0.0.1:8080/debian trixie main' in text
+    assert 'echo "deb [signed-by=$key]" http://127.0.0.1:8080/debian \'trixie main' in text
 
 
 # --- any CUDA with --base-image, and `image --wheels` of CUDA 12.4 wheels ------------------
