@@ -24,6 +24,7 @@ FLOORS = {
     "blind5": 34,
     "blind6": 42,
     "blind7": 31,
+    "blind8": 37,
 }
 
 
@@ -68,14 +69,25 @@ def test_blind_threads_are_distinct_across_sets() -> None:
     assert len(urls) == len(set(urls))
 
 
-def test_round_7_logs_judged_right_at_the_freeze_still_get_the_same_finding() -> None:
-    """blind7/outcomes.csv records, per log, the top finding at the freeze (b6fc1c5) and whether
-    its component and fix were right against the thread's answer (27 of 43)."""
-    folder = FIXTURES / "blind7"
+@pytest.mark.parametrize(
+    ("name", "freeze", "logs", "right"),
+    [("blind7", "b6fc1c5", 43, 27), ("blind8", "71eb7d9", 40, 31)],
+)
+def test_logs_judged_right_at_their_freeze_keep_their_finding(
+    name: str, freeze: str, logs: int, right: int
+) -> None:
+    """outcomes.csv records, per log, the top finding at the round's freeze and whether its
+    component and fix were right against the thread's answer."""
+    folder = FIXTURES / name
     rows = list(csv.DictReader((folder / "outcomes.csv").read_text(encoding="utf-8").splitlines()))
-    assert len(rows) == 43
-    right = [r for r in rows if r["component_and_fix_right"] == "yes"]
-    assert len(right) == 27
-    for row in right:
+    assert len(rows) == logs
+    judged = [r for r in rows if r["component_and_fix_right"] == "yes"]
+    assert len(judged) == right
+    for row in judged:
         top = diagnose(_lines(folder / row["file"])).top
-        assert top is not None and top.rule_id == row["got_at_b6fc1c5"], row["file"]
+        assert top is not None and top.rule_id == row[f"got_at_{freeze}"], row["file"]
+
+
+def test_every_log_of_round_8_gets_a_finding() -> None:
+    for log in sorted((FIXTURES / "blind8").glob("*.log")):
+        assert diagnose(_lines(log)).findings, log.name
