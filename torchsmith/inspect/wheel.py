@@ -8,9 +8,11 @@ import os
 import re
 import shutil
 import tempfile
+import time
 import zipfile
 from collections.abc import Callable, Iterator
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import TimeoutError as FutureTimeout
 from pathlib import Path
 
 from torchsmith.errors import InspectError
@@ -33,6 +35,9 @@ _GPU_NAME = re.compile(r"cuda|cu[a-z]+\.so|nv|nccl|hip|gpu|flash|triton")
 """Libraries that may hold GPU code, whose fat binary payloads are left out as holes (a
 library of another name is read whole: right, only slower)."""
 _BIG = 16 << 20  # libraries whose reading is worth a progress line
+BEAT = 3.0
+"""Seconds without a line before 'still reading' is said (issue 28 item 9: a piped inspect of the
+766 MB wheel was silent for 13-17 s under load)."""
 _CHUNK = 1 << 20
 _GCC = re.compile(r"GCC: .*?(\d+)\.(\d+)\.(\d+)")
 # Caps on what a member may declare (zipfile never inflates past the declared size): metadata
@@ -167,15 +172,28 @@ def _libs(
     found: list[LibFile] = []
     with ThreadPoolExecutor(max_workers=workers) as pool:
         jobs = [pool.submit(_one, wheel, i, tmp, workers, on_library) for i in infos]
+        start = time.monotonic()
         try:
             for job in jobs:
-                found.append(job.result())
+                found.append(_result(job, say, f"of {len(infos)} libraries read", found, start))
                 if say is not None and found[-1].size > _BIG:
                     say(f"  read {found[-1].path} ({found[-1].size / 2**20:,.0f} MiB)")
         except BaseException:  # a refused member, Ctrl-C: the queued members are not started
             pool.shutdown(wait=True, cancel_futures=True)
             raise
     return found
+
+
+def _result(
+    job: Future[LibFile], say: Say | None, what: str, found: list[LibFile], start: float
+) -> LibFile:
+    """The job's library; while it is being read, a line every :data:`BEAT` seconds."""
+    while True:
+        try:
+            return job.result(timeout=None if say is None else BEAT)
+        except FutureTimeout:
+            assert say is not None
+            say(f"  still reading: {len(found)} {what}, {time.monotonic() - start:.0f} s")
 
 
 def _config(libs: list[LibFile], cuda: str | None) -> BuildConfig:
