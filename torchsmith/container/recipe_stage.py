@@ -19,6 +19,8 @@ DEBIAN_KEY = (
     f"|| key={KEYRINGS}/debian-archive-keyring.gpg"
 )
 TOOLS = ("ca-certificates", "curl", "gnupg")
+DEB822 = "s/^Components: main$/Components: main contrib non-free/"
+ONE_LINE = r"s/^(deb [^ ]+ [a-z-]+) main$/\1 main contrib non-free/"
 
 
 def keyed_source(
@@ -44,11 +46,16 @@ def keyed_source(
 
 
 def _debian(source: AptSource, mirrored: bool) -> list[str]:
-    first = [DEBIAN_KEY]
-    if mirrored:  # the mirror replaces the image's own entries (a machine without the default)
-        first.append("rm -f /etc/apt/sources.list /etc/apt/sources.list.d/*")
+    """The image's own Debian entries with contrib and non-free added (a second entry for the
+    same suite with another Signed-By is an apt error), or, with a mirror, only the mirror."""
+    if not mirrored:
+        sources, one_line = "/etc/apt/sources.list.d/debian.sources", "/etc/apt/sources.list"
+        return [
+            f"if [ -e {sources} ]; then sed -i {quote(DEB822)} {sources}; fi",
+            f"if [ -e {one_line} ]; then sed -i -E {quote(ONE_LINE)} {one_line}; fi",
+        ]
     entry = f'echo "deb [signed-by=$key]" {quote(source.url)} {quote(source.dist)} > {LIST}'
-    return [*first, entry]
+    return [DEBIAN_KEY, "rm -f /etc/apt/sources.list /etc/apt/sources.list.d/*", entry]
 
 
 def nvcc_check(cuda: str, what: str) -> list[str]:
