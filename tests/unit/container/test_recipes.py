@@ -15,7 +15,13 @@ from typing import Any
 
 import pytest
 
-from tests.unit.container.test_dockerfile_seeds import HOST, ROOT, SNAPSHOTS, image_plan
+from tests.unit.container.test_dockerfile_seeds import (
+    HOST,
+    ROOT,
+    SNAPSHOTS,
+    VISION_030,
+    image_plan,
+)
 from torchsmith import cli, kb
 from torchsmith.container import routes
 from torchsmith.container.base import choose_base
@@ -249,3 +255,22 @@ def test_a_recipe_asked_by_name_starts_from_the_base_image_given() -> None:
     assert base.recipe is not None and base.image == "localhost/trixie:latest"
     assert base.reason.endswith("on --base-image localhost/trixie:latest (standing for "
                                 "docker.io/library/debian:trixie)")  # fmt: skip
+
+
+NVIDIA_2004 = "https://developer.download.nvidia.com/compute/cuda/repos/ubuntu2004/x86_64/"
+SEED_REPOS = {
+    "seed-000-gpu-virtualisation": ({"companion_source.torchvision": VISION_030}, NVIDIA_1604),
+    "seed-001-official-conda": (RECIPES["seed-001-official-conda"], NVIDIA_2004),
+    "seed-002-cresset-train-images": (RECIPES["seed-002-cresset-train-images"], NVIDIA_2004),
+    "seed-003-setup-py-install": ({}, NVIDIA_1604),
+}
+
+
+@pytest.mark.parametrize("seed", sorted(SEED_REPOS))
+def test_each_seeds_plan_names_nvidias_repository_its_image_stops_at(seed: str) -> None:
+    """On a network without NVIDIA's repository `image` stops at its first download from
+    there (the key's curl in the cuda stage): the plan names that repository first."""
+    cli, repository = SEED_REPOS[seed]
+    recipe = image_plan(seed, **cli).base.recipe
+    assert recipe is not None and recipe.sources[0].url == repository
+    assert recipe.sources[0].key_url == f"{repository}3bf863cc.pub"
