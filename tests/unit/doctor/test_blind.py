@@ -25,6 +25,7 @@ FLOORS = {
     "blind6": 42,
     "blind7": 31,
     "blind8": 37,
+    "blind9": 28,
 }
 
 
@@ -71,7 +72,11 @@ def test_blind_threads_are_distinct_across_sets() -> None:
 
 @pytest.mark.parametrize(
     ("name", "freeze", "logs", "right"),
-    [("blind7", "b6fc1c5", 43, 27), ("blind8", "71eb7d9", 40, 31)],
+    [
+        ("blind7", "b6fc1c5", 43, 27),
+        ("blind8", "71eb7d9", 40, 31),
+        ("blind9", "71eb7d9", 43, 22),
+    ],
 )
 def test_logs_judged_right_at_their_freeze_keep_their_finding(
     name: str, freeze: str, logs: int, right: int
