@@ -19,7 +19,7 @@ from torchsmith.host.model import PythonInfo
 from torchsmith.runner import Runner
 
 SYSTEM_DIRS = (Path("/usr/bin"), Path("/usr/local/bin"))
-_NAME = re.compile(r"^python3(\.\d+)?$")
+_NAME = re.compile(r"^python3(\.\d+t?)?$")  # python3.13t: a free-threaded build (PEP 703)
 
 
 def version_key(text: str) -> Version:

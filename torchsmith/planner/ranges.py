@@ -14,6 +14,7 @@ from torchsmith.kb.models import ArchParser, CudaRelease, Release
 from torchsmith.planner.arch_bounds import dropped_note, older, older_needs
 from torchsmith.planner.context import Ctx, minor_version
 from torchsmith.planner.fixes import applicable_fixes
+from torchsmith.planner.free_threaded import experimental, experimental_note
 
 CPP_EXTENSION = "torch/utils/cpp_extension.py"
 
@@ -77,23 +78,26 @@ def free_threaded_fits(ctx: Ctx, python: str) -> Wanted:
 
 
 def check_free_threaded(ctx: Ctx, rel: Release, python: str) -> None:
+    """Planned where torch ``rel`` has official ``python``t wheels (warned where they were
+    experimental: planner/free_threaded.py), else refused naming the first release that has."""
     ok = free_threaded_fits(ctx, python)
-    if not ok(rel):
-        out = way_out(ctx.kb, rel, ok) or "no torch release the knowledge base knows"
-        parser = ctx.kb.arch_parser(rel.torch)
-        has = ", ".join(f"{p}t" for p in parser.free_threaded) if parser else ""
-        ctx.problem(
-            f"free-threaded Python {python}t needs {out}: torch {rel.torch} has no official "
-            f"{python}t wheels" + (f" (its free-threaded builds: {has})" if has else ""),
-            f"use --python {python} (with the GIL)"
-            + (f", or --torch {out.split()[-1]}" if out.startswith("torch") else ""),
-            "python",
+    if ok(rel):
+        return
+    note = experimental(rel, python)
+    if note is not None:
+        ctx.warnings.append(
+            f"free-threaded Python {python}t with torch {rel.torch} is experimental: {note}"
         )
         return
+    out = way_out(ctx.kb, rel, ok) or "no torch release the knowledge base knows"
+    parser = ctx.kb.arch_parser(rel.torch)
+    has = ", ".join(f"{p}t" for p in parser.free_threaded) if parser else ""
     ctx.problem(
-        f"free-threaded Python {python}t: torch {rel.torch} supports it, but torchsmith does not "
-        "build for free-threaded interpreters yet",
-        f"use --python {python} (with the GIL)",
+        f"free-threaded Python {python}t needs {out}: torch {rel.torch} has no official "
+        f"{python}t wheels" + (f" (its free-threaded builds: {has})" if has else ""),
+        f"use --python {python} (with the GIL)"
+        + (f", or --torch {out.split()[-1]}" if out.startswith("torch") else "")
+        + experimental_note(python),
         "python",
     )
 

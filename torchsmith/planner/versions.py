@@ -8,6 +8,7 @@ from torchsmith.errors import UnknownEntryError
 from torchsmith.kb.models import Release
 from torchsmith.plan_model import CompanionPlan, Decision, SourcePlan
 from torchsmith.planner.context import Ctx, decide, minor_version
+from torchsmith.planner.free_threaded import interpreter_row
 from torchsmith.planner.ranges import check_python, way_out
 from torchsmith.redact import redact_url
 from torchsmith.spec import COMPANIONS
@@ -174,7 +175,12 @@ def resolve_python(ctx: Ctx) -> Decision[str | None]:
         wanted = ctx.spec.python
         if rel:
             check_python(ctx, rel, wanted)
-        return ctx.user("python", wanted.removesuffix("t"))
+        if not wanted.endswith("t"):
+            return ctx.user("python", wanted)
+        if ctx.spec.backend == "local":  # the machine's answer: its free-threaded interpreter
+            ctx.readiness.append(interpreter_row(wanted, ctx.host))
+        why = f"free-threaded (PEP 703): the build runs on python{wanted}"
+        return ctx.user("python", wanted, why)
     if rel is None:
         return decide(None, "default", "unknown torch release")
     if ctx.spec.backend != "local":  # the build's Python is the image's, never this host's

@@ -27,7 +27,11 @@ _CXX = {"gcc": "g++", "clang": "clang++"}
 APT_TOOLS = {"cmake": "cmake", "ninja": "ninja-build", "ccache": "ccache"}
 """Programs preflight demands -> the Debian package that ships each (--install-deps)."""
 # What an interpreter is really (a pyenv shim is a shell script that picks one, or fails).
-_ASK_PYTHON = "import sys; print(sys.executable); print('%d.%d' % sys.version_info[:2])"
+_ASK_PYTHON = (
+    "import sys, sysconfig; print(sys.executable); print('%d.%d' % sys.version_info[:2] + "
+    "('t' if sysconfig.get_config_var('Py_GIL_DISABLED') else ''))"
+)
+"""The interpreter and its version, '3.13t' for a free-threaded build (PEP 703)."""
 _PYTHON_HINT = (
     "make that Python runnable (pyenv: `pyenv install`/`pyenv local` that version; Debian: "
     "apt-get install python3.X-venv), or choose another --python"
