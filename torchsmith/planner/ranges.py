@@ -154,6 +154,8 @@ def release_accepts(ctx: Ctx, entry: str, cuda: CudaRelease) -> bool:
     if rel is None or parser is None or parser.accepts(entry) or _patched_in(ctx, entry, cuda):
         return True
     arch = entry.removesuffix("+PTX")
+    if _core_only(ctx, parser, rel, arch, cuda):
+        return True
     cc = re.sub(r"[af]$", "", arch)
     newer = Version(_numbered(ctx.kb, rel).torch)
     accepted = _accepted_by(ctx, entry)
@@ -172,6 +174,22 @@ def release_accepts(ctx: Ctx, entry: str, cuda: CudaRelease) -> bool:
         "gpus",
     )
     return False
+
+
+def _core_only(ctx: Ctx, parser: ArchParser, rel: Release, arch: str, cuda: CudaRelease) -> bool:
+    """torch's own build takes ``arch`` (its CMake parser does) though cpp_extension's list does
+    not: a core build without companions goes ahead, warned — the extension list limits only
+    what is later built *against* this torch (issue 24: a Jetson/aarch64 core build was refused
+    by the extension limit)."""
+    compiles = re.sub(r"[af]$", "", arch) in cuda.archs
+    if ctx.spec.companions or not compiles or re.fullmatch(parser.cmake_pattern, arch) is None:
+        return False
+    ctx.warnings.append(
+        f"{_sm(arch)}: torch {rel.torch}'s own build takes {arch!r} (its CMake arch parser), but "
+        f"{_parser_says(parser, arch)} — extensions built against this torch must name an arch "
+        "it knows (or a torch that knows it)"
+    )
+    return True
 
 
 def _patched_in(ctx: Ctx, entry: str, cuda: CudaRelease) -> bool:

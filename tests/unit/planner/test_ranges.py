@@ -40,7 +40,7 @@ REFUSALS: list[tuple[dict[str, Any], str, str]] = [
      "sm_120 needs torch ≥ 2.7.0 and CUDA ≥ 12.8: torch 2.5.1's build does not accept '12.0' "
      "(its CMake arch parser stops with 'Unknown CUDA Architecture Name')",
      "use --torch 2.7.0 --cuda 12.8"),
-    ({"torch": "2.6.0", "accelerator": "12.8", "gpus": ("12.0",)},
+    ({"torch": "2.6.0", "accelerator": "12.8", "gpus": ("12.0",), "companions": ("torchvision",)},
      "sm_120 needs torch ≥ 2.7.0: torch 2.6.0's build does not accept '12.0' "
      "(torch.utils.cpp_extension knows up to … 8.9, 9.0, 9.0a, 10.0",
      "use --torch 2.7.0"),
@@ -194,3 +194,15 @@ def test_free_threaded_python_asked_on_the_command_line_is_refused_with_its_rang
     text = _refusal(torch="2.5.1", python="3.13t")
     assert "free-threaded Python 3.13t needs torch ≥ 2.7.0" in text
     assert "use --python 3.13 (with the GIL)" in text
+
+
+def test_an_extension_only_arch_limit_is_a_warning_for_a_core_build() -> None:
+    """Issue 24: torch 2.6.0's CMake takes 12.0 with CUDA 12.8 (only cpp_extension's list stops
+    at 10.0), so a core build goes ahead, warned; its companions would be refused (above)."""
+    p = resolve(
+        resolve_spec(cli={"torch": "2.6.0", "accelerator": "12.8", "gpus": ("12.0",)}),
+        load(),
+        ci_host(),
+    )
+    assert p.arch_list == "12.0"
+    assert any("torch 2.6.0's own build takes '12.0'" in w for w in p.warnings)
