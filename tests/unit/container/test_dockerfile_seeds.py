@@ -129,7 +129,7 @@ def test_the_plan_is_resolved_against_the_image_not_the_host() -> None:
     ip = image_plan("seed-000-gpu-virtualisation", **SEEDS["seed-000-gpu-virtualisation"][0])
     assert ip.plan.compiler.value == "gcc-5"  # Ubuntu 16.04's gcc 5.4, within CUDA 9.0's <= 6
     assert not any("not installed here" in w for w in ip.plan.warnings)
-    assert [s.name for s in ip.plan.steps][-1] == "publish"
+    assert [s.name for s in ip.plan.steps][-2:] == ["publish", "attest"]
 
 
 def test_seed_002_has_two_named_non_root_training_images(tmp_path: Path) -> None:
