@@ -10,11 +10,14 @@ manifest records the image and its facts (trixie, GCC 14.2, Python 3.13, glibc
 mounted) carries GCC 14.2's ``.comment`` — bookworm has GCC 12, so it was compiled in the
 container; no working container is left; the same command again resumes (nothing recompiled).
 
-CUDA in a container: torch 1.13.1 from bookworm's source with CUDA 11.8 from bookworm's
-``nvidia-cuda-toolkit`` (the apt provider, run inside the container, into the shared test cache),
-gcc-11 installed in the container, ``c10_cuda`` plus one ATen kernel for 8.6: the kernel's
-fat binary holds exactly sm_86 SASS (one arch: the arch *list* through torch's own CMake is
-proven by test_toolchain_seed004 on the host, 8.6;9.0 — docs/testing.md).
+CUDA in a container, the seed-004 situation: torch 1.13.1 from bookworm's source (torch 1.13
+did not support CUDA 11.8; the plan applies the knowledge-base fixes) with CUDA 11.8 from
+bookworm's ``nvidia-cuda-toolkit`` (the apt provider, run inside the container, into the shared
+test cache), gcc-11 installed in the container, CMake configured against the provisioned root,
+``c10_cuda`` plus one real ATen kernel (FillKernel.cu) for 8.6;9.0 through torch's own
+TORCH_CUDA_ARCH_LIST: the kernel's fat binary holds exactly sm_86 and sm_90 SASS and no PTX.
+(This was also built on the host by a test_toolchain_seed004 module, ~110 s more in CI, the same
+pipeline on the same toolkit; the host's apt provisioning is test_toolchain_apt_cuda118's.)
 
 Cost (Debian 12 dev machine, 2 cores, 2026-11-24): debootstrap 23-43 s once, import 5 s, first
 build 1 min 52 s (container setup ~25 s: apt inside, torchsmith's venv; fetch 17 s, configure
@@ -41,12 +44,18 @@ from tests.integration.test_readme_fresh_debian import (  # noqa: F401 (fixture)
 )
 from tests.resources import require_root, require_tool
 from torchsmith.inspect.elf import read_elf
+from torchsmith.toolchains.cuda import ToolkitRecord
 
 pytestmark = pytest.mark.slow
 SUITE = "trixie"
 BASE = "localhost/torchsmith-test/trixie:latest"
 BOOKWORM = "localhost/torchsmith-test/bookworm:latest"
 KERNEL_OBJECT = "caffe2/CMakeFiles/torch_cuda_cu.dir/__/aten/src/ATen/native/cuda/FillKernel.cu.o"
+CUDA118_FIXES = {
+    "cpp-extension-cuda118-compiler-bounds",
+    "cpp-extension-sm89-sm90",
+    "split-cuda-library",
+}
 
 
 def _run(argv: list[str | Path], timeout: float = 1800) -> subprocess.CompletedProcess[str]:
@@ -159,20 +168,34 @@ def test_c10_of_debian_260_compiles_inside_a_trixie_container(store: Path, tmp_p
 
 
 def test_cuda_118_partial_build_inside_a_bookworm_container(store: Path, tmp_path: Path) -> None:
-    """CUDA in a container: Debian bookworm's CUDA 11.8 toolkit (the apt provider run inside,
-    into the shared test cache: one download with test_toolchain_apt_cuda118 and seed 004),
-    gcc-11 installed in the container, c10_cuda and one ATen kernel for 8.6."""
-    what = ["--torch", "1.13.1", "--cuda", "11.8", "--gpu", "8.6"]
+    """Seed 004 in a container: Debian bookworm's CUDA 11.8 toolkit (the apt provider run inside,
+    into the shared test cache: one download with test_toolchain_apt_cuda118), gcc-11 installed
+    in the container, c10_cuda and one ATen kernel for 8.6;9.0."""
+    what = ["--torch", "1.13.1", "--cuda", "11.8", "--gpu", "8.6", "--gpu", "9.0"]
     what += ["--source", "debian", "--toolkit", "apt", "--compiler", "gcc-11"]
-    what += ["--build-version", "1.13.1+container"]  # its own workspace, not seed 004's
+    what += ["--build-version", "1.13.1+container"]  # its own workspace
     what += ["--target", "c10_cuda", "--target", KERNEL_OBJECT]
     manifest, _ = _build(store, cache_dir(), tmp_path / "dist", what, BOOKWORM)
     assert manifest["container"]["os_release"]["VERSION_CODENAME"] == "bookworm"
+    plan = manifest["plan"]
+    assert {f["id"] for f in plan["fixes"]} >= CUDA118_FIXES
+    assert plan["toolkit"]["value"] == "apt" and plan["compiler"]["value"] == "gcc-11"
+    assert plan["arch_list"] == "8.6;9.0"
     toolkit = manifest["toolkit"]
     assert (toolkit["provider"], toolkit["cuda"]) == ("apt", "11.8")
+    assert toolkit["version"].startswith("11.8.")
+    assert any(p["name"] == "nvidia-cuda-toolkit" for p in toolkit["packages"])
     assert "g++-11" in manifest["toolchain"]["cxx"]
-    build = Path(manifest["source"]["built_in"]) / "build"
+    tree = Path(manifest["source"]["built_in"])
+    ext = (tree / "torch" / "utils" / "cpp_extension.py").read_text()
+    assert "'11.8'" in ext or '"11.8"' in ext  # CUDA_GCC_VERSIONS got 11.8
+    build = tree / "build"
+    record = ToolkitRecord.model_validate(toolkit)
+    cmake_cache = (build / "CMakeCache.txt").read_text()  # configured inside, same paths
+    assert f"CUDA_TOOLKIT_ROOT_DIR:PATH={record.root}" in cmake_cache
+    assert f"CUDA_NVCC_EXECUTABLE:FILEPATH={record.nvcc}" in cmake_cache
+    assert "CUDA_HOST_COMPILER:FILEPATH=/usr/bin/g++-11" in cmake_cache
     assert "libcudart.so.11.0" in read_elf(build / "lib" / "libc10_cuda.so").needed
     entries = read_elf(build / KERNEL_OBJECT).fatbin
-    assert {e.arch for e in entries if e.kind == "sass"} == {"sm_86"}
+    assert {e.arch for e in entries if e.kind == "sass"} == {"sm_86", "sm_90"}
     assert [e.arch for e in entries if e.kind == "ptx"] == []
