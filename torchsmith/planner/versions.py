@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import re
 
+from packaging.version import InvalidVersion, Version
+
 from torchsmith.errors import UnknownEntryError
 from torchsmith.kb.models import Release
 from torchsmith.plan_model import CompanionPlan, Decision, SourcePlan
@@ -76,7 +78,8 @@ def _companion_version(rel: Release, name: str) -> str | None:
 
 
 def _companion_tag(version: str) -> str:
-    return f"v{version}"
+    """The companion's git ref: its release tag, or its ``main`` branch (torch ``main``)."""
+    return version if version == "main" else f"v{version}"
 
 
 def resolve_companions(ctx: Ctx) -> list[CompanionPlan]:
@@ -98,6 +101,31 @@ def resolve_companions(ctx: Ctx) -> list[CompanionPlan]:
     return list(plans.values())
 
 
+def _made_for(ctx: Ctx, name: str, pin: str) -> str:
+    """The torch releases the knowledge base pairs with ``name`` ``pin``, or — a pairing it
+    does not know — the nearest releases of ``name`` it does know."""
+    torches = [r.torch for r in ctx.kb.releases if _companion_version(r, name) == pin]
+    if torches:
+        return f"--torch {torches[-1]} (the torch {name} {pin} was made for: {', '.join(torches)})"
+    known = sorted(
+        {v for r in ctx.kb.releases if (v := _companion_version(r, name)) and v != "main"},
+        key=Version,
+    )
+    near = sorted(known, key=lambda v: _distance(v, pin))[:3]
+    return (
+        f"a {name} release the knowledge base pairs with a torch ({name} {pin} is not one; "
+        f"the nearest known: {', '.join(sorted(near, key=Version))})"
+    )
+
+
+def _distance(version: str, pin: str) -> tuple[int, ...]:
+    try:
+        a, b = Version(version).release, Version(pin).release
+    except InvalidVersion:
+        return (99,)
+    return tuple(abs(x - y) for x, y in zip((*a, 0, 0, 0)[:3], (*b, 0, 0, 0)[:3], strict=True))
+
+
 def _one_companion(ctx: Ctx, rel: Release, name: str, pin: str) -> CompanionPlan | None:
     version = _companion_version(rel, name)
     source = rel.sources.get(name) or rel.sources.get("*", "")
@@ -114,7 +142,7 @@ def _one_companion(ctx: Ctx, rel: Release, name: str, pin: str) -> CompanionPlan
     if pin and pin != version:
         ctx.problem(
             f"{name} {pin} does not match torch {rel.torch}: the matching release is {version}",
-            f"use {name}=={version}, or the torch release that {name} {pin} was made for",
+            f"use {name}=={version}, or {_made_for(ctx, name, pin)}",
             "companions",
         )
         return None
