@@ -54,6 +54,8 @@ PYPROJECT = (
 # The repair step's name: auditwheel 6.x measures glibc floor 2.5 for libfake.so (libc only)
 WHEEL = "fake_torch-2.5.1+cpu-py3-none-manylinux1_x86_64.manylinux_2_5_x86_64.whl"
 MANIFEST = WHEEL.removesuffix(".whl") + ".manifest.json"
+ATTESTED = [WHEEL + ".cdx.json", WHEEL + ".provenance.json"]
+"""What the attest step writes beside the wheel (SBOM, provenance; unsigned)."""
 
 
 def big_source(name: str, elements: int) -> str:

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from .small_tree import MANIFEST, WHEEL, args, cli_env, make_tree, run_cli, start_cli
+from .small_tree import ATTESTED, MANIFEST, WHEEL, args, cli_env, make_tree, run_cli, start_cli
 
 pytestmark = [pytest.mark.slow, pytest.mark.network]
 
@@ -48,4 +48,4 @@ def test_a_second_build_of_the_plan_is_refused_then_takes_over_after_a_kill(
     third = run_cli(argv, env)
     assert third.returncode == 0, third.stdout + third.stderr
     assert "resuming in" in third.stdout
-    assert sorted(p.name for p in dist.iterdir()) == sorted([WHEEL, MANIFEST])
+    assert sorted(p.name for p in dist.iterdir()) == sorted([WHEEL, MANIFEST, *ATTESTED])

@@ -17,7 +17,7 @@ import pytest
 
 from tests.resources import require_root, require_tool
 
-from .small_tree import MANIFEST, WHEEL, args, cli_env, make_tree, run_cli, start_cli
+from .small_tree import ATTESTED, MANIFEST, WHEEL, args, cli_env, make_tree, run_cli, start_cli
 
 pytestmark = [pytest.mark.slow, pytest.mark.network]
 
@@ -76,7 +76,7 @@ def test_disk_full_during_compile_is_named_and_resumes(tmp_path: Path) -> None:
         resize(fs, ROOMY_MIB)
         again = run_cli(argv, cli_env())
         assert again.returncode == 0, again.stdout + again.stderr
-        assert sorted(p.name for p in dist.iterdir()) == sorted([WHEEL, MANIFEST])
+        assert sorted(p.name for p in dist.iterdir()) == sorted([WHEEL, MANIFEST, *ATTESTED])
         ninja = json.loads((dist / MANIFEST).read_text())["ninja"]
         print(f"resumed: {ninja['edges_run']} of {EDGES} edges run")
         assert 0 < ninja["edges_run"] < EDGES  # the objects finished before the disk filled stay

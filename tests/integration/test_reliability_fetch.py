@@ -19,7 +19,7 @@ import pytest
 from tests.resources import require_tool
 
 from .https_server import serve_https
-from .small_tree import MANIFEST, WHEEL, args, cli_env, make_tree, run_cli, tarball_of
+from .small_tree import ATTESTED, MANIFEST, WHEEL, args, cli_env, make_tree, run_cli, tarball_of
 
 pytestmark = [pytest.mark.slow, pytest.mark.network]
 
@@ -84,7 +84,7 @@ def test_a_download_cut_midway_resumes_and_a_corrupt_one_is_refused(tmp_path: Pa
         assert Flaky.seen == [f"ranges range={len(Flaky.body) // 2}"]  # resumed, not restarted
         report.append(f"resumed: requests {Flaky.seen}, exit 0")
         dist = tmp_path / "dist"
-        assert sorted(p.name for p in dist.iterdir()) == sorted([WHEEL, MANIFEST])
+        assert sorted(p.name for p in dist.iterdir()) == sorted([WHEEL, MANIFEST, *ATTESTED])
 
         Flaky.mode, Flaky.seen = "corrupt", []
         argv = args(f"tarball:{url}", tmp_path / "cache2", tmp_path / "dist2")

@@ -26,7 +26,17 @@ from typing import Any
 
 import pytest
 
-from .small_tree import MANIFEST, WHEEL, args, big_source, cli_env, make_tree, run_cli, start_cli
+from .small_tree import (
+    ATTESTED,
+    MANIFEST,
+    WHEEL,
+    args,
+    big_source,
+    cli_env,
+    make_tree,
+    run_cli,
+    start_cli,
+)
 
 pytestmark = [pytest.mark.slow, pytest.mark.network]
 
@@ -128,7 +138,7 @@ def resume_run(argv: list[str], trial: Trial, dist: Path) -> str:
 
 
 def check_result(trial: Trial, cache: Path, dist: Path) -> None:
-    assert sorted(p.name for p in dist.iterdir()) == sorted([WHEEL, MANIFEST])
+    assert sorted(p.name for p in dist.iterdir()) == sorted([WHEEL, MANIFEST, *ATTESTED])
     manifest = json.loads((dist / MANIFEST).read_text())
     wheel = (dist / WHEEL).read_bytes()
     assert manifest["artifacts"][0]["sha256"] == hashlib.sha256(wheel).hexdigest()

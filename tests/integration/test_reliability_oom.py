@@ -17,7 +17,7 @@ import pytest
 
 from tests.resources import require, require_root
 
-from .small_tree import MANIFEST, WHEEL, args, big_source, cli_env, make_tree, run_cli
+from .small_tree import ATTESTED, MANIFEST, WHEEL, args, big_source, cli_env, make_tree, run_cli
 
 pytestmark = [pytest.mark.slow, pytest.mark.network]
 
@@ -79,7 +79,7 @@ def test_a_compiler_killed_for_memory_is_named_with_the_jobs_that_fit(tmp_path: 
         again = run_cli([*argv, "--max-jobs", fit[1]], env)
         assert again.returncode == 0, again.stdout + again.stderr
         dist = tmp_path / "dist"
-        assert sorted(p.name for p in dist.iterdir()) == sorted([WHEEL, MANIFEST])
+        assert sorted(p.name for p in dist.iterdir()) == sorted([WHEEL, MANIFEST, *ATTESTED])
         manifest = json.loads((dist / MANIFEST).read_text())
         assert manifest["plan"]["max_jobs"]["value"] == 1
         print(f"rerun with --max-jobs 1: ninja {manifest['ninja']}, "

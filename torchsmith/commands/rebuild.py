@@ -38,9 +38,10 @@ def _request(args: argparse.Namespace) -> RebuildRequest:
 def _print(done: Rebuilt) -> None:
     for wheel in done.wheels:
         if wheel.identical:
-            out.print(f"[bold green]identical[/]: {escape(wheel.name)} sha256 {wheel.new_sha256}")
+            said = f"[bold green]identical[/]: {escape(wheel.name)} sha256 {wheel.new_sha256}"
+            out.print(said, soft_wrap=True)
             continue
-        out.print(f"[bold red]differs[/]: {escape(wheel.name)}")
+        out.print(f"[bold red]differs[/]: {escape(wheel.name)}", soft_wrap=True)
         out.print(f"  recorded sha256 {wheel.recorded_sha256}, rebuilt {wheel.new_sha256}")
         out.print(f"  members compared with {shown(wheel.basis)}:", markup=False)
         for line in wheel.differing[:SHOWN]:

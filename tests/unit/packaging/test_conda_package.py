@@ -79,4 +79,4 @@ def test_members_outside_the_package_are_refused() -> None:
 def test_output_conda_plans_a_conda_step_after_publish() -> None:
     spec = resolve_spec(cli={"torch": "2.5.1", "accelerator": "cpu", "outputs": ("conda",)})
     steps = [s.name for s in resolve(spec, mini_kb(), ci_host()).steps]
-    assert steps[-2:] == ["publish", "conda"]
+    assert steps[-3:] == ["publish", "conda", "attest"]
