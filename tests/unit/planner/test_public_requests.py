@@ -7,11 +7,11 @@ names the primary source that settles its answer."""
 
 from __future__ import annotations
 
-import tomllib
 from pathlib import Path
 from typing import Any
 
 import pytest
+import tomllib
 
 from torchsmith import kb
 from torchsmith.errors import PlanError
