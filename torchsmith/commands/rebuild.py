@@ -16,6 +16,7 @@ from torchsmith.commands.spec_args import load_host
 from torchsmith.console import err, out, print_json, shown
 from torchsmith.errors import VerifyError
 from torchsmith.proc import HOST
+from torchsmith.rebuild.plan_check import read_manifest
 from torchsmith.rebuild.run import RebuildRequest, Rebuilt, rebuild
 from torchsmith.report.progress import make_reporter
 
@@ -52,6 +53,7 @@ def _print(done: Rebuilt) -> None:
 
 def _handler(args: argparse.Namespace) -> int:
     env = dict(os.environ)
+    read_manifest(Path(args.manifest))  # a bad manifest is named before the host is probed
     diff = None if args.no_diffoscope else diffoscope(HOST, env)
     reporter = make_reporter(err if args.json else out)
     try:

@@ -130,3 +130,15 @@ def test_rebuild_runs_the_recorded_plan_through_the_pipeline_in_a_new_workspace(
     same = rebuild_run.RebuildRequest(manifest, tmp_path / "cache", tmp_path / "d2")
     with pytest.raises(UsageError, match="holds the recorded build's workspace"):
         rebuild_run.rebuild(same, ci_host(), {}, RecordingExecutor(), reporter=Quiet(), diff=None)
+
+
+def test_the_command_names_a_manifest_it_cannot_rebuild(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from torchsmith.cli import main
+
+    old = tmp_path / "old.manifest.json"
+    old.write_text(json.dumps({"plan": {}, "kind": "wheel"}))
+    assert main(["rebuild", str(old), "--cache-root", str(tmp_path / "new")]) == 2
+    assert "no recorded request" in capsys.readouterr().err
+    assert main(["rebuild", str(tmp_path / "none.json"), "--cache-root", str(tmp_path)]) == 2
