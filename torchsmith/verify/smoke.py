@@ -6,7 +6,10 @@ from __future__ import annotations
 
 import json
 import tempfile
-from collections.abc import Callable, Mapping
+import threading
+import time
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -95,6 +98,38 @@ def _pip_progress(say: Say) -> Callable[[str], None]:
     return on_line
 
 
+BEAT = 10.0
+"""Seconds without a line while pip runs before 'still installing' is said: one 660 MB
+nvidia-cudnn download, or unpacking 2.7 GB of them, says nothing for a minute or more when piped
+(issue 28 item 9: 290 s of silence)."""
+
+
+@contextmanager
+def _pip_beat(say: Say) -> Iterator[Callable[[str], None]]:
+    """pip's step lines (:func:`_pip_progress`), and a line every :data:`BEAT` seconds in which
+    nothing was said, until the block ends."""
+    start = said_at = time.monotonic()
+    stop = threading.Event()
+
+    def said(text: str) -> None:
+        nonlocal said_at
+        said_at = time.monotonic()
+        say(text)
+
+    def beat() -> None:
+        while not stop.wait(BEAT / 4):
+            if time.monotonic() - said_at >= BEAT:
+                said(f"  pip: still installing ({time.monotonic() - start:.0f} s)")
+
+    thread = threading.Thread(target=beat, name="pip-beat", daemon=True)
+    thread.start()
+    try:
+        yield _pip_progress(said)
+    finally:
+        stop.set()
+        thread.join()
+
+
 def check_workdir(workdir: Path) -> Path:
     """``--workdir``: a directory this user can write, checked before any work starts."""
     try:
@@ -138,7 +173,8 @@ def _prepare(
             *nodeps,
             wheel,
         ]
-        opts.runner.run(argv, env=env, log_path=log, on_line=_pip_progress(say))
+        with _pip_beat(say) as on_line:
+            opts.runner.run(argv, env=env, log_path=log, on_line=on_line)
     return python
 
 

@@ -37,3 +37,26 @@ def test_verify_command_reports_stages_on_stderr(
     captured = capsys.readouterr()
     assert "==> inspect: " in captured.err and "<== inspect done in" in captured.err
     assert "checks" in json.loads(captured.out)
+
+
+def test_a_silent_pip_gets_a_line_every_beat(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 28 item 9: a piped verify was silent for 290 s while pip installed 2.7 GB of
+    nvidia-* wheels; pip's step lines are passed on, and a line comes every BEAT seconds in
+    which nothing was said."""
+    import time
+
+    from torchsmith.verify import smoke
+
+    monkeypatch.setattr(smoke, "BEAT", 0.04)
+    said: list[str] = []
+    with smoke._pip_beat(said.append) as on_line:
+        on_line("Collecting nvidia-cudnn-cu12==9.1.0.70\n")
+        on_line("  some line pip prints that is not a step\n")
+        deadline = time.monotonic() + 10  # a loaded machine may starve the thread for a while
+        while len(said) < 3 and time.monotonic() < deadline:
+            time.sleep(0.02)
+    count = len(said)
+    time.sleep(0.1)
+    assert len(said) == count  # nothing after the block
+    assert said[0] == "  pip: Collecting nvidia-cudnn-cu12==9.1.0.70"
+    assert len(said) >= 3 and all(s.startswith("  pip: still installing (") for s in said[1:])
