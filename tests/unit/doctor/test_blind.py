@@ -26,6 +26,7 @@ FLOORS = {
     "blind7": 31,
     "blind8": 37,
     "blind9": 28,
+    "blind10": 25,
 }
 
 
@@ -76,6 +77,7 @@ def test_blind_threads_are_distinct_across_sets() -> None:
         ("blind7", "b6fc1c5", 43, 27),
         ("blind8", "71eb7d9", 40, 31),
         ("blind9", "71eb7d9", 43, 22),
+        ("blind10", "c33b20f", 42, 18),
     ],
 )
 def test_logs_judged_right_at_their_freeze_keep_their_finding(
