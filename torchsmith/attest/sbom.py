@@ -15,6 +15,7 @@ from typing import Any
 from cyclonedx.model import HashAlgorithm, HashType, Property
 from cyclonedx.model.bom import Bom, BomMetaData
 from cyclonedx.model.component import Component, ComponentType
+from cyclonedx.model.dependency import Dependency
 from cyclonedx.model.tool import ToolRepository
 from cyclonedx.output.json import JsonV1Dot6
 from packageurl import PackageURL
@@ -24,6 +25,9 @@ from torchsmith.attest.subject import Subject
 
 ROLE = "torchsmith:role"
 WHEEL_FILE = "wheel-file"
+CONTENTS = "wheel-contents"
+LIBRARY = "bundled-by-repair"
+BUNDLE = "repair-bundle"
 _HEX64 = frozenset("0123456789abcdef")
 
 
@@ -146,12 +150,19 @@ def environment_components(subject: Subject) -> Iterator[Component]:
 
 
 def file_components(members: Mapping[str, str]) -> Iterator[Component]:
-    """Every file of the wheel; the libraries repair grafted (``<name>.libs/``) once more as
-    libraries."""
-    for path, digest in members.items():
-        if path.split("/")[0].endswith(".libs"):
-            yield _component("bundled-by-repair", path, None, hashes=_sha256(digest))
-        yield _component(WHEEL_FILE, path, None, type=ComponentType.FILE, hashes=_sha256(digest))
+    """Every file of the wheel, nested in one ``wheel-contents`` component; the libraries repair
+    grafted (``<name>.libs/``) once more as libraries, nested in ``bundled-by-repair``. Nested:
+    the library's Bom.validate is quadratic in the top-level components (minutes for torch's
+    tens of thousands of files)."""
+    libs = [p for p in members if p.split("/")[0].endswith(".libs")]
+    nested = [_component(LIBRARY, p, None, hashes=_sha256(members[p])) for p in libs]
+    files = [
+        _component(WHEEL_FILE, path, None, type=ComponentType.FILE, hashes=_sha256(digest))
+        for path, digest in members.items()
+    ]
+    yield _component(CONTENTS, "wheel", None, type=ComponentType.FILE, components=files)
+    if nested:
+        yield _component(BUNDLE, "repair", None, components=nested)
 
 
 def _metadata(subject: Subject, wheel_sha256: str, when: datetime.datetime) -> BomMetaData:
@@ -179,21 +190,41 @@ def make_sbom(
         *environment_components(subject),
         *file_components(members),
     ]
+    metadata = _metadata(subject, wheel_sha256, when)
+    root = metadata.component
+    assert root is not None
     bom = Bom(
-        metadata=_metadata(subject, wheel_sha256, when),
+        metadata=metadata,
         components=parts,
         serial_number=uuid.uuid5(uuid.NAMESPACE_URL, f"torchsmith:wheel:{wheel_sha256}"),
+        # built directly: Bom.register_dependency is quadratic (minutes for torch's files)
+        dependencies=[
+            Dependency(ref=root.bom_ref, dependencies=[Dependency(ref=c.bom_ref) for c in parts])
+        ],
     )
-    bom.register_dependency(bom.metadata.component, parts)  # type: ignore[arg-type]
     return str(JsonV1Dot6(bom).output_as_string(indent=1))
 
 
 def wheel_files(sbom: Mapping[str, Any]) -> dict[str, str]:
     """The wheel's files and sha256s an SBOM records (its ``wheel-file`` components)."""
     found: dict[str, str] = {}
-    for comp in sbom.get("components", []):
-        props = {p.get("name"): p.get("value") for p in comp.get("properties", [])}
-        if props.get(ROLE) == WHEEL_FILE:
+    for comp in all_components(sbom):
+        if role_of(comp) == WHEEL_FILE:
             hashes = {h.get("alg"): h.get("content") for h in comp.get("hashes", [])}
             found[str(comp.get("name"))] = str(hashes.get("SHA-256", ""))
     return found
+
+
+def role_of(comp: Mapping[str, Any]) -> str | None:
+    props = {p.get("name"): p.get("value") for p in comp.get("properties", [])}
+    role = props.get(ROLE)
+    return str(role) if role is not None else None
+
+
+def all_components(sbom: Mapping[str, Any]) -> Iterator[Mapping[str, Any]]:
+    """Every component of the SBOM's JSON, nested ones included."""
+    stack = list(sbom.get("components", []))
+    while stack:
+        comp = stack.pop()
+        yield comp
+        stack.extend(comp.get("components", []))
