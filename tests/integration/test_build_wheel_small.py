@@ -13,8 +13,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from cyclonedx.schema import SchemaVersion
+from cyclonedx.validation.json import JsonStrictValidator
 
 from torchsmith.cli import main
+from torchsmith.verify.attestation import attestation_checks
 
 from .small_tree import MANIFEST, WHEEL, args, make_tree
 
@@ -32,10 +35,8 @@ def test_builds_publishes_and_resumes(tmp_path: Path, capsys: pytest.CaptureFixt
     argv = args(tree, tmp_path / "cache", dist)
     assert main(argv) == 0
     wheel = dist / WHEEL
-    assert sorted(p.name for p in dist.iterdir()) == [
-        MANIFEST,
-        wheel.name,
-    ]
+    attested = [wheel.name + ".cdx.json", wheel.name + ".provenance.json"]
+    assert sorted(p.name for p in dist.iterdir()) == sorted([MANIFEST, wheel.name, *attested])
     manifest = _manifest(dist)
     assert manifest["kind"] == "wheel"
     assert manifest["artifacts"] == [
@@ -56,7 +57,31 @@ def test_builds_publishes_and_resumes(tmp_path: Path, capsys: pytest.CaptureFixt
     again = _manifest(dist)
     assert again["ninja"]["edges_total"] == 0
     assert "configure" not in again["stages"]
-    assert sorted(p.name for p in dist.iterdir()) == sorted([wheel.name, MANIFEST])
+    assert sorted(p.name for p in dist.iterdir()) == sorted([wheel.name, MANIFEST, *attested])
+    _attestations_hold(wheel, dist / MANIFEST)
+    _rebuilt_identical(dist / MANIFEST, tmp_path / "again", capsys)
+
+
+def _attestations_hold(wheel: Path, manifest: Path) -> None:
+    """The attest step's SBOM is valid CycloneDX 1.6 and every check of verify passes."""
+    sbom = wheel.with_name(wheel.name + ".cdx.json").read_text()
+    assert JsonStrictValidator(SchemaVersion.V1_6).validate_str(sbom) is None
+    checks = attestation_checks(wheel, json.loads(manifest.read_text()), None)
+    assert [(c.name, c.ok) for c in checks] == [
+        ("SBOM ↔ wheel", True),
+        ("provenance ↔ wheel", True),
+        ("provenance ↔ manifest", True),
+        ("provenance signature", None),
+    ]
+
+
+def _rebuilt_identical(manifest: Path, again: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """torchsmith rebuild: the recorded plan built cold in another cache root (another
+    workspace path, an empty compiler cache) gives the same wheel, byte for byte."""
+    code = main(["rebuild", str(manifest), "--cache-root", str(again), "--no-verify"])
+    said = capsys.readouterr().out
+    assert code == 0, said
+    assert f"identical: {WHEEL}" in " ".join(said.split())
 
 
 def test_a_compile_error_names_stage_line_and_log(
