@@ -3,7 +3,7 @@ compiler cache's state or the clock (issue 29): decisions of the plan, each with
 
 * ``SOURCE_DATE_EPOCH`` (https://reproducible-builds.org/specs/source-date-epoch/): the
   release's date as the knowledge base records it (``kb/data/releases.toml`` ``date``, with its
-  source), midnight UTC. setuptools' ``bdist_wheel`` (pypa/wheel@0.45.1:src/wheel/wheelfile.py
+  source), midnight UTC. setuptools' ``bdist_wheel`` (pypa/wheel@0.48.0:src/wheel/wheelfile.py
   ``get_zipinfo_datetime``) and auditwheel's re-zip read it; torchsmith's own normalisation of
   the final wheel (:mod:`torchsmith.packaging.wheel_normal`) stamps every member with it.
 * Deterministic static archives: CMake's archive rules with ``ar``'s ``D`` modifier (zero
