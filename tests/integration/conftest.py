@@ -173,8 +173,24 @@ CANARY_MODULES = frozenset({
 })  # fmt: skip
 
 
+# Leaks the scan found that torchsmith cannot prevent, pinned by module so that any other still
+# fails: sccache-dist's build server runs each compile under bubblewrap with every variable of
+# the client's compile environment as `--setenv NAME VALUE` on its (world-readable) command line
+# (docs/security.md, "Compiler caches"; test_cache_shared runs a build server on this machine).
+KNOWN_CMDLINES = {"test_cache_shared": ("/usr/bin/bwrap ",)}
+
+
+def _module_name(request: pytest.FixtureRequest) -> str:
+    return request.node.nodeid.split("::")[0].rsplit("/", 1)[-1][:-3]
+
+
 def _canary_module(request: pytest.FixtureRequest) -> bool:
-    return request.node.nodeid.split("::")[0].rsplit("/", 1)[-1][:-3] in CANARY_MODULES
+    return _module_name(request) in CANARY_MODULES
+
+
+def _unknown(request: pytest.FixtureRequest, cmdlines: list[str]) -> list[str]:
+    known = KNOWN_CMDLINES.get(_module_name(request), ())
+    return [c for c in cmdlines if not (known and c.startswith(known))]
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -190,11 +206,13 @@ def _canary_env(
         for name in canary.ENV_NAMES:
             m.setenv(name, value)
         yield watch
-    assert not watch.seen, f"canary credential on a command line: {watch.seen}"
+    seen = _unknown(request, watch.seen)
+    assert not seen, f"canary credential on a command line: {seen}"
 
 
 @pytest.fixture(autouse=True)
 def _canary_scan(
+    request: pytest.FixtureRequest,
     _canary_env: canary.CmdlineWatch | None,
     tmp_path: Path,
     tmp_path_factory: pytest.TempPathFactory,
@@ -204,8 +222,10 @@ def _canary_scan(
     if _canary_env is None:
         yield
         return
+    before = len(_canary_env.seen)
     with canary.Sweep(_canary_env.canary, [tmp_path_factory.getbasetemp()], None) as sweep:
         yield
-    leaks = sweep.leaks() + [f"cmdline: {c}" for c in _canary_env.seen]
+    seen = _unknown(request, _canary_env.seen[before:])
+    leaks = sweep.leaks() + [f"cmdline: {c}" for c in dict.fromkeys(seen)]
     assert not leaks, f"canary credential found: {leaks}"
     del tmp_path  # requested so that it is removed after this scan
