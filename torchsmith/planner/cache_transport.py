@@ -43,9 +43,26 @@ def _credential_in_endpoint(spec: CacheSpec) -> list[Finding]:
     return [Finding("cache.endpoint", what, fix, True)]
 
 
+def _cluster_sees_the_environment(spec: CacheSpec) -> list[Finding]:
+    """sccache-dist sends each compile's whole environment to the build server, whose
+    bubblewrap builder puts every variable on its world-readable command line (found by the
+    canary scan of tests/integration/test_cache_shared.py)."""
+    if not spec.cluster:
+        return []
+    password = spec.remote and (spec.credentials_env or spec.credentials_file)
+    what = (
+        "cache.cluster: sccache-dist sends each compile's environment to the build server, "
+        "which puts every variable on its command line (bwrap --setenv), readable by the "
+        "server's local users: this build's environment"
+        + (" and the remote cache's password" if password else "")
+    )
+    fix = "build from an environment that holds no credential, on build servers you trust"
+    return [Finding("cache.cluster", what, fix, False)]
+
+
 def transport_findings(spec: CacheSpec) -> list[Finding]:
     """What the plan refuses (``refused``) or warns about for the cache's remotes."""
-    findings = _credential_in_endpoint(spec)
+    findings = _credential_in_endpoint(spec) + _cluster_sees_the_environment(spec)
     for key, url, secret in _urls(spec):
         if not cleartext_off_host(url):
             continue

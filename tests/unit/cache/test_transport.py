@@ -75,3 +75,21 @@ def test_a_credential_in_the_s3_endpoint_is_refused() -> None:
     text = refusal(**spec)
     assert "cache.endpoint https://***@minio.example:9000 carries a credential" in text
     assert "epSECRET" not in text and "AWS_SECRET_ACCESS_KEY" in text
+
+
+@pytest.mark.parametrize(
+    ("spec", "password"),
+    [
+        ({**SCCACHE, "cache.cluster": "https://sched.example:10600"}, False),
+        ({**SCCACHE, "cache.cluster": "https://sched.example:10600",
+          "cache.location": "rediss://cache.example:6380", "cache.credentials_env": "PW"}, True),
+    ],
+)  # fmt: skip
+def test_a_cluster_is_said_to_see_the_compile_environment(
+    spec: dict[str, Any], password: bool
+) -> None:
+    """The canary scan of test_cache_shared found the environment on the build server's bwrap
+    command line (sccache-dist forwards it whole): a warning, torchsmith cannot change it."""
+    (said,) = [w for w in plan(**spec).warnings if "bwrap --setenv" in w]
+    assert "this build's environment" in said and "holds no credential" in said
+    assert ("the remote cache's password" in said) == password
