@@ -82,6 +82,16 @@ def refusals(spec: BuildSpec, engine: EngineChoice | None) -> list[Problem]:
                 "against",
             )
         )
+    if spec.sign_key:
+        problems.append(
+            Problem(
+                "sign_key in a container build: the signing key stays on this machine (it is "
+                "never copied or mounted into a container), so the wheels built inside would "
+                "go unsigned",
+                "build with --backend local to sign, or leave --sign-key out",
+                "sign_key",
+            )
+        )
     inside_only = sorted({"install", "docker-image"} & set(spec.outputs))
     if inside_only or spec.images:
         problems.append(

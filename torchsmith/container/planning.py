@@ -31,6 +31,7 @@ CONTAINER_ONLY = {
     "base_recipe": "auto",
     "apt_mirror": None,
     "images": (),
+    "sign_key": None,  # refused for a container build (inside.refusals): never passed in
 }
 """What the torchsmith inside is not told: it builds on its own machine, the container."""
 IMAGE_OUTPUTS = frozenset({"docker-image", "install"})

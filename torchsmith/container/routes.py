@@ -55,7 +55,8 @@ def _secrets(rs: ResolvedSpec) -> list[Problem]:
 def dockerfile_refusals(rs: ResolvedSpec) -> list[Problem]:
     """What the generated Dockerfile cannot carry out (refused, never dropped)."""
     spec = rs.spec
-    problems = [p for p in inside.refusals(spec, None) if p.field in {"source", "against"}]
+    fields = {"source", "against", "sign_key"}
+    problems = [p for p in inside.refusals(spec, None) if p.field in fields]
     if spec.targets:
         problems.append(
             Problem(
