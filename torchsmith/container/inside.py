@@ -61,6 +61,20 @@ PROXIES = ("http_proxy", "https_proxy", "no_proxy", "HTTP_PROXY", "HTTPS_PROXY",
 _USERINFO = re.compile(r"://[^/@\s]+@")
 
 
+def _sign_key(spec: BuildSpec) -> list[Problem]:
+    if not spec.sign_key:
+        return []
+    return [
+        Problem(
+            "sign_key in a container build: the signing key stays on this machine (it is "
+            "never copied or mounted into a container), so the wheels built inside would go "
+            "unsigned",
+            "build with --backend local to sign, or leave --sign-key out",
+            "sign_key",
+        )
+    ]
+
+
 def refusals(spec: BuildSpec, engine: EngineChoice | None) -> list[Problem]:
     """What a build in a container does not carry out yet (refused, never dropped)."""
     problems = []
@@ -82,16 +96,7 @@ def refusals(spec: BuildSpec, engine: EngineChoice | None) -> list[Problem]:
                 "against",
             )
         )
-    if spec.sign_key:
-        problems.append(
-            Problem(
-                "sign_key in a container build: the signing key stays on this machine (it is "
-                "never copied or mounted into a container), so the wheels built inside would "
-                "go unsigned",
-                "build with --backend local to sign, or leave --sign-key out",
-                "sign_key",
-            )
-        )
+    problems += _sign_key(spec)
     inside_only = sorted({"install", "docker-image"} & set(spec.outputs))
     if inside_only or spec.images:
         problems.append(
