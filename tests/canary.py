@@ -39,15 +39,35 @@ def _holds(data: bytes, canary: str) -> bool:
     return any(form in data for form in forms(canary))
 
 
+_CHUNK = 16 << 10  # read size: larger buffers cost an mmap each; a longer argv reads on
+
+
+def _cmdline(pid: str) -> bytes:
+    """``/proc/PID/cmdline`` through plain os calls (b"" if the process ended meanwhile or is
+    not ours to read): pathlib's glob and read_bytes cost 2.5x the CPU of a 20 ms watch."""
+    try:
+        fd = os.open(f"/proc/{pid}/cmdline", os.O_RDONLY)
+    except OSError:
+        return b""
+    try:
+        data = chunk = os.read(fd, _CHUNK)
+        while len(chunk) == _CHUNK:
+            chunk = os.read(fd, _CHUNK)
+            data += chunk
+    except OSError:
+        return b""
+    finally:
+        os.close(fd)
+    return data
+
+
 def cmdlines_holding(canary: str) -> list[str]:
     """The command lines of live processes that hold the canary (NULs shown as spaces)."""
+    wanted = forms(canary)
     found = []
-    for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
-        try:
-            data = cmdline.read_bytes()
-        except OSError:  # the process ended meanwhile, or is not ours to read
-            continue
-        if _holds(data, canary):
+    for pid in os.listdir("/proc"):
+        data = _cmdline(pid) if pid.isdigit() else b""
+        if any(form in data for form in wanted):
             found.append(data.replace(b"\0", b" ").decode(errors="replace"))
     return found
 
