@@ -5,17 +5,21 @@ objects, through `torchsmith build`.
 One build is SIGKILLed mid-compile and resumed (finished objects are not redone, the output
 dir never holds a partial file); then the build dir is wiped and the same plan is built again,
 which must hit the compiler cache for ≥ 90 % of its compilations; then the same tree is built
-for another Python (N Pythons ≈ one build: only what includes Python.h is compiled again).
+for another Python (N Pythons ≈ one build: only what includes Python.h is compiled again); and
+three c10 objects are compiled cold in a second workspace path (another cache root, an empty
+compiler cache) and are byte for byte the objects of the first (issue 29).
 
 Time on the 2-core development machine, otherwise idle: about 5-7 min in total (fetch 3 s,
 Python env 10 s, configure 15-35 s three times, cold c10 + objects 80-110 s, warm 15-25 s,
-another Python 60-90 s).
+another Python 60-90 s, the second workspace path 35 s: fetch, venv, configure, three objects,
+measured 2026-11-27 with the machine shared).
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -218,3 +222,35 @@ def test_another_python_recompiles_only_what_includes_python_h(
     cache = manifest["compiler_cache"]
     assert (cache["hits"], cache["misses"]) == (68, 1), cache  # c10's 67 + autograd; QScheme
     assert PY_OBJECT in {a["name"] for a in manifest["artifacts"]}
+
+
+# Objects whose sources use torch's checks (__FILE__ in c10/util/Exception.h's macros).
+SAME_OBJECTS = (
+    "c10/CMakeFiles/c10.dir/core/Allocator.cpp.o",
+    "c10/CMakeFiles/c10.dir/core/TensorImpl.cpp.o",
+    "c10/CMakeFiles/c10.dir/util/Exception.cpp.o",
+)
+
+
+def test_objects_are_the_same_in_another_workspace_path(resumed: Resumed, tmp_path: Path) -> None:
+    """The same configuration (a plan of the same release, source, switches and toolchain; its
+    targets are three c10 objects) built cold in another cache root — another workspace path,
+    an empty compiler cache, another time — gives byte-identical objects: ccache's base_dir
+    makes the paths the compiler sees (and __FILE__) relative. The archive rules of the plan
+    (ar's D mode) reached CMake through setup.py."""
+    root, dist = tmp_path / "elsewhere", tmp_path / "dist"
+    args = ["build", "--source", "debian", "--cpu", "--torch", "1.13.1", "--install-deps"]
+    args += [f"--target={o}" for o in SAME_OBJECTS]
+    assert main([*args, "--cache-root", str(root), "--output-dir", str(dist)]) == 0
+    manifest = _only_manifest(dist)
+    assert manifest["compiler_cache"]["hits"] == 0  # cold: every object compiled here
+    first = Path(resumed.manifest["workspace"]) / "src" / "build"
+    second = Path(manifest["workspace"]) / "src" / "build"
+    assert str(root) in str(second) and first != second
+    for name in SAME_OBJECTS:
+        data = (second / name).read_bytes()
+        assert data == (first / name).read_bytes(), name
+        assert str(root).encode() not in data and str(resumed.cache_root).encode() not in data
+    assert b"c10/core/TensorImpl.cpp" in (second / SAME_OBJECTS[1]).read_bytes()
+    cmake_cache = (second / "CMakeCache.txt").read_text()
+    assert re.search(r"^CMAKE_CXX_ARCHIVE_CREATE:\w+=<CMAKE_AR> qcD ", cmake_cache, re.M)
