@@ -16,6 +16,7 @@ import pytest
 from cyclonedx.schema import SchemaVersion
 from cyclonedx.validation.json import JsonStrictValidator
 
+from tests.unit.attest.helpers import key_pair
 from torchsmith.cli import main
 from torchsmith.verify.attestation import attestation_checks
 
@@ -53,25 +54,28 @@ def test_builds_publishes_and_resumes(tmp_path: Path, capsys: pytest.CaptureFixt
     assert "sha256" in capsys.readouterr().out
     assert tree.joinpath("build").exists() is False  # the user's tree is never built in
 
-    assert main(argv) == 0  # the same command again: nothing left to compile
+    key, public = key_pair(tmp_path)  # signing does not change the plan: the same build
+    assert main([*argv, "--sign-key", str(key)]) == 0  # again: nothing left to compile
     again = _manifest(dist)
     assert again["ninja"]["edges_total"] == 0
     assert "configure" not in again["stages"]
-    assert sorted(p.name for p in dist.iterdir()) == sorted([wheel.name, MANIFEST, *attested])
-    _attestations_hold(wheel, dist / MANIFEST)
+    signed = [*attested, wheel.name + ".provenance.dsse.json"]
+    assert sorted(p.name for p in dist.iterdir()) == sorted([wheel.name, MANIFEST, *signed])
+    _attestations_hold(wheel, dist / MANIFEST, public)
     _rebuilt_identical(dist / MANIFEST, tmp_path / "again", capsys)
 
 
-def _attestations_hold(wheel: Path, manifest: Path) -> None:
-    """The attest step's SBOM is valid CycloneDX 1.6 and every check of verify passes."""
+def _attestations_hold(wheel: Path, manifest: Path, public: Path) -> None:
+    """The attest step's SBOM is valid CycloneDX 1.6 and every check of verify passes, the
+    signature with the public key included."""
     sbom = wheel.with_name(wheel.name + ".cdx.json").read_text()
     assert JsonStrictValidator(SchemaVersion.V1_6).validate_str(sbom) is None
-    checks = attestation_checks(wheel, json.loads(manifest.read_text()), None)
+    checks = attestation_checks(wheel, json.loads(manifest.read_text()), public)
     assert [(c.name, c.ok) for c in checks] == [
         ("SBOM ↔ wheel", True),
         ("provenance ↔ wheel", True),
         ("provenance ↔ manifest", True),
-        ("provenance signature", None),
+        ("provenance signature", True),
     ]
 
 
