@@ -1,9 +1,12 @@
 """A shared compiler cache between two workspaces, each with its own empty local cache, through
 real servers on 127.0.0.1 that the test starts and stops: Debian's redis-server (with a
 password, handed over by variable name) for ccache, and a WebDAV server (PyPI wsgidav) for
-sccache. The target set is real: Debian's pytorch 1.13.1 ``c10`` (67 objects), built by
-``torchsmith build`` twice per remote — the second workspace must get ≥ 95 % of its
-compilations from the remote, and the password must appear in no manifest, log or plan.
+sccache. The target set is real: twelve objects of Debian's pytorch 1.13.1 ``c10`` (the
+pipeline around them, fetch to configure, is the same as for c10's 67; all of c10 twice per
+remote cost CI ~20-30 s more and proved nothing more), built by ``torchsmith build`` twice per
+remote — the second workspace must get ≥ 95 % of its compilations from the remote, and the
+password must appear in no manifest, log or plan. ``bench/bench_cache.py --target c10`` repeats
+the Redis case on all of c10 (docs/benchmarks.md).
 
 Time on the 2-core development machine, otherwise idle: see docs/benchmarks.md (the numbers
 are recorded in ``<test cache>/cache-shared.json`` by each run).
@@ -33,9 +36,8 @@ pytestmark = [pytest.mark.slow, pytest.mark.network]
 
 PASSWORD_VAR = "TS_TEST_REDIS_PASSWORD"  # not TORCHSMITH_*: those are spec keys
 PASSWORD = "canary-redis-4f1b9e"  # a canary: found anywhere it must not be, the test fails
-TARGETS = ("c10",)
-# The second remote's set: twelve real c10 objects (a third of c10's compile time; the
-# pipeline around them, fetch to configure, is the same as for c10).
+# Each remote's set: twelve real c10 objects (a third of c10's compile time; the pipeline
+# around them, fetch to configure, is the same as for c10).
 C10_UTIL = ("Array", "Exception", "Half", "LeftRight", "Logging", "SmallVector", "StringUtil",
             "ThreadLocalDebugInfo", "TypeCast", "Unicode", "complex_math", "typeid")  # fmt: skip
 UTIL_OBJECTS = tuple(f"c10/CMakeFiles/c10.dir/util/{name}.cpp.o" for name in C10_UTIL)
@@ -119,7 +121,7 @@ def spec_file(path: Path, cache: dict[str, str]) -> Path:
     return path
 
 
-def build(root: Path, spec: Path, targets: tuple[str, ...] = TARGETS) -> dict[str, Any]:
+def build(root: Path, spec: Path, targets: tuple[str, ...] = UTIL_OBJECTS) -> dict[str, Any]:
     """``torchsmith build`` of the targets into a workspace of its own (own local cache)."""
     dist = root / "dist"
     args = ["build", "--spec", str(spec), "--source", "debian", "--cpu", "--torch", "1.13.1"]
@@ -182,12 +184,12 @@ def test_two_workspaces_share_ccache_through_redis(
     monkeypatch.setenv(PASSWORD_VAR, PASSWORD)
     spec = spec_file(tmp_path / "spec.toml", {"kind": "ccache", "location": redis.url,
                                               "credentials_env": PASSWORD_VAR})  # fmt: skip
-    first = build(tmp_path / "a", spec)
-    second = build(tmp_path / "b", spec)
+    first = build(tmp_path / "a", spec, UTIL_OBJECTS)
+    second = build(tmp_path / "b", spec, UTIL_OBJECTS)
     record("ccache-redis", first, second)
     cold, warm = first["compiler_cache"], second["compiler_cache"]
-    assert cold["remote"] == redis.url and cold["misses"] >= 67, cold
-    assert warm["misses"] + warm["hits"] >= 67, warm
+    assert cold["remote"] == redis.url and cold["misses"] >= len(UTIL_OBJECTS), cold
+    assert warm["misses"] + warm["hits"] >= len(UTIL_OBJECTS), warm
     assert warm["remote_hits"] / (warm["hits"] + warm["misses"]) >= 0.95, warm
     assert warm["remote_errors"] == 0, warm
     assert not (tmp_path / "b" / "cache" / "ccache").samefile(tmp_path / "a" / "cache" / "ccache")
