@@ -12,6 +12,7 @@ on by itself when it finds one, which changes every command line behind the plan
 from __future__ import annotations
 
 import dataclasses
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -82,8 +83,8 @@ class CompilerCache:
         env["CCACHE_NOHASHDIR"] = "1"
         if self.size:
             env["CCACHE_MAXSIZE"] = self.size
-        if self.shared:  # ccache manual, "Sharing a local storage": group-writable files
-            env["CCACHE_UMASK"] = "002"
+        if self.shared and os.geteuid() != 0:  # ccache manual, "Sharing a local storage"
+            env["CCACHE_UMASK"] = "002"  # group-writable; never for root: check_trusted refuses it
         return env
 
     def _sccache_env(self) -> dict[str, str]:

@@ -112,10 +112,23 @@ def test_sccache_s3_names_bucket_prefix_and_endpoint(tmp_path: Path) -> None:
     assert set(launcher_env_keys(env)) == set(env)  # all of it may be shown
 
 
-def test_a_shared_directory_is_group_writable(tmp_path: Path) -> None:
+def test_a_shared_directory_is_group_writable(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("os.geteuid", lambda: 1000)
     cache = _cache(tmp_path, kind="ccache", local_dir="/srv/ccache", shared_dir=True)
     env = cache.env()
     assert env["CCACHE_DIR"] == "/srv/ccache" and env["CCACHE_UMASK"] == "002"
+
+
+def test_root_never_makes_its_shared_cache_group_writable(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """As root a group-writable cache is refused on the next run (check_trusted): root's ccache
+    keeps its default umask, so 'build --cache-dir X' twice works."""
+    monkeypatch.setattr("os.geteuid", lambda: 0)
+    cache = _cache(tmp_path, kind="ccache", local_dir="/srv/ccache", shared_dir=True)
+    assert "CCACHE_UMASK" not in cache.env()
 
 
 def test_a_missing_variable_or_a_readable_file_is_refused(tmp_path: Path) -> None:
