@@ -82,3 +82,28 @@ def parse_dist_status(text: str) -> DistStatus:
     info = value[1] if isinstance(value, list) and len(value) > 1 else {}
     servers, cpus = int(info.get("num_servers", 0)), int(info.get("num_cpus", 0))
     return DistStatus(servers > 0, servers, cpus, f"{servers} servers, {cpus} CPUs")
+
+
+FORWARDED_NAMES = frozenset(
+    {
+        "PATH", "HOME", "USER", "LOGNAME", "SHELL", "LANG", "LANGUAGE", "TERM", "TZ", "TMPDIR",
+        "PWD", "LD_LIBRARY_PATH", "LIBRARY_PATH", "CPATH", "C_INCLUDE_PATH",
+        "CPLUS_INCLUDE_PATH", "PKG_CONFIG_PATH", "CFLAGS", "CXXFLAGS", "CPPFLAGS", "LDFLAGS",
+    }
+)  # fmt: skip
+"""The variables of the caller's environment a build with a cluster keeps (besides the plan's
+own and :data:`FORWARDED_PREFIXES`): sccache-dist sends each compile's whole environment to
+the build server, whose bubblewrap builder puts every variable on its command line (``bwrap
+--setenv NAME VALUE``), readable by the server's local users — found by the canary scan of
+tests/integration/test_cache_shared.py. An allow-list: a credential in any other variable
+never leaves this machine."""
+FORWARDED_PREFIXES = ("LC_", "CUDA", "CUDNN_", "NCCL_", "NVCC_")
+"""Families kept too: the locale, and the CUDA toolkit's, cuDNN's and NCCL's variables (the
+toolkit step's CUDA_HOME, CUDA_PATH, CUDACXX, CUDA_TOOLKIT_ROOT_DIR, ...)."""
+
+
+def forwarded_env(env: Mapping[str, str], own: frozenset[str]) -> dict[str, str]:
+    """``env`` as a build with a cluster compiles with: the plan's own variables (``own``) and
+    the allow-listed ones of the caller's environment."""
+    keep = own | FORWARDED_NAMES
+    return {k: v for k, v in env.items() if k in keep or k.startswith(FORWARDED_PREFIXES)}

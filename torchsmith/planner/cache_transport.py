@@ -46,17 +46,26 @@ def _credential_in_endpoint(spec: CacheSpec) -> list[Finding]:
 def _cluster_sees_the_environment(spec: CacheSpec) -> list[Finding]:
     """sccache-dist sends each compile's whole environment to the build server, whose
     bubblewrap builder puts every variable on its world-readable command line (found by the
-    canary scan of tests/integration/test_cache_shared.py)."""
+    canary scan of tests/integration/test_cache_shared.py). The build keeps only the plan's
+    variables and an allow-list (cache/dist.py FORWARDED_NAMES); a remote cache's password,
+    which sccache reads from the compile environment, would go too: refused."""
     if not spec.cluster:
         return []
-    password = spec.remote and (spec.credentials_env or spec.credentials_file)
+    if spec.remote and (spec.credentials_env or spec.credentials_file):
+        what = (
+            "cache.cluster with a remote cache that needs a password: sccache-dist sends each "
+            "compile's environment, the password included, to the build server, which puts "
+            "every variable on its command line (bwrap --setenv), readable by its local users"
+        )
+        fix = "drop the remote's credentials (a read-only remote without them) or the cluster"
+        return [Finding("cache.cluster", what, fix, True)]
     what = (
         "cache.cluster: sccache-dist sends each compile's environment to the build server, "
         "which puts every variable on its command line (bwrap --setenv), readable by the "
-        "server's local users: this build's environment"
-        + (" and the remote cache's password" if password else "")
+        "server's local users; this build keeps only the plan's variables and PATH, HOME, "
+        "LANG, LC_*, TMPDIR and the compiler search paths (no other variable of this shell)"
     )
-    fix = "build from an environment that holds no credential, on build servers you trust"
+    fix = "use build servers whose local users you trust"
     return [Finding("cache.cluster", what, fix, False)]
 
 

@@ -18,7 +18,7 @@ from pathlib import Path
 from packaging.requirements import InvalidRequirement, Requirement
 
 from torchsmith.cache import CachePlan, CompilerCache, cache_from_plan, with_cluster
-from torchsmith.cache.dist import parse_dist_status
+from torchsmith.cache.dist import forwarded_env, parse_dist_status
 from torchsmith.cache.remote import ccache_remote_problem
 from torchsmith.errors import HostError
 from torchsmith.plan_model import BuildPlan
@@ -113,6 +113,8 @@ def compose_env(
     own["PATH"] = f"{venv / 'bin'}:{base.get('PATH', '/usr/bin:/bin')}"
     env.update(own)
     env.update(cache.secret_env())  # the remote's password: compile env only, never shown
+    if cache.cluster is not None:  # the build servers see every variable (cache/dist.py)
+        env = forwarded_env(env, frozenset(own))
     return env, frozenset(own)
 
 
