@@ -20,18 +20,19 @@ cache counts and wheel sha256. Each build runs once (n = 1): a few minutes each 
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import os
 import subprocess
 import sys
 import time
-import zipfile
 from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import _measured
+
+from torchsmith.hashing import sha256_file
+from torchsmith.packaging.wheel_normal import stamp_differences
 
 WHEELS = _measured.ROOT / ".cache" / "test" / "wheels"
 RUNS = (("a", "UTC"), ("b/deeper/path", "Pacific/Kiritimati"))
@@ -56,10 +57,6 @@ def build_args(python: Path, root: Path) -> list[str]:
     ]  # fmt: skip
 
 
-def sha256(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
-
-
 def build(python: Path, root: Path, tz: str) -> dict[str, Any]:
     """One cold build in ``root``; its wheel, sha256, wall time and compiler cache counts."""
     env = {**os.environ, "TZ": tz}
@@ -74,7 +71,7 @@ def build(python: Path, root: Path, tz: str) -> dict[str, Any]:
     [manifest] = sorted((root / "dist").glob("companions-*.manifest.json"))
     data = json.loads(manifest.read_text())
     return {
-        "root": str(root), "tz": tz, "wheel": wheel.name, "sha256": sha256(wheel),
+        "root": str(root), "tz": tz, "wheel": wheel.name, "sha256": sha256_file(wheel),
         "bytes": wheel.stat().st_size, "wall_s": round(wall, 1), "plan_hash": data["plan_hash"],
         "workspace": data["workspace"], "compiler_cache": data["companions"][0]["compiler_cache"],
         "path": str(wheel),
@@ -83,11 +80,7 @@ def build(python: Path, root: Path, tz: str) -> dict[str, Any]:
 
 def differing_members(a: Path, b: Path) -> list[str]:
     """Members whose content, time or mode differ, or that only one wheel holds."""
-    with zipfile.ZipFile(a) as za, zipfile.ZipFile(b) as zb:
-        one, two = ({i.filename: (i.CRC, i.date_time, i.external_attr) for i in z.infolist()}
-                    for z in (za, zb))  # fmt: skip
-    names = sorted(set(one) | set(two))
-    return [f"{n}: {one.get(n)} != {two.get(n)}" for n in names if one.get(n) != two.get(n)]
+    return stamp_differences(a, b)
 
 
 def main() -> None:

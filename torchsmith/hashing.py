@@ -4,13 +4,19 @@ from __future__ import annotations
 
 import hashlib
 from pathlib import Path
+from typing import IO
 
 CHUNK = 1 << 20
 
 
-def sha256_file(path: Path) -> str:
+def sha256_stream(fh: IO[bytes]) -> str:
+    """sha256 of what ``fh`` holds from where it stands, read in :data:`CHUNK` blocks."""
     digest = hashlib.sha256()
-    with path.open("rb") as fh:
-        for block in iter(lambda: fh.read(CHUNK), b""):
-            digest.update(block)
+    for block in iter(lambda: fh.read(CHUNK), b""):
+        digest.update(block)
     return digest.hexdigest()
+
+
+def sha256_file(path: Path) -> str:
+    with path.open("rb") as fh:
+        return sha256_stream(fh)

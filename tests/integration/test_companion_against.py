@@ -31,7 +31,6 @@ downloads (767 MB torch wheel, about 2.5 GB of nvidia-* wheels: 1-2 min measured
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import shutil
@@ -48,6 +47,8 @@ import pytest
 from tests.integration.conftest import downloaded_wheel
 from tests.resources import require_tool
 from torchsmith.companions.wheelcheck import libraries
+from torchsmith.hashing import sha256_file
+from torchsmith.packaging.wheel_normal import stamp_differences
 
 pytestmark = [pytest.mark.slow, pytest.mark.network]
 
@@ -254,13 +255,9 @@ def assert_repaired(wheel: Path, record: dict[str, Any]) -> None:
 def same_bytes(a: Path, b: Path) -> list[str]:
     """[] when the two wheels are byte for byte the same; else what differs: each member whose
     content (CRC), time or mode differs or that only one holds, or the archives' sha256 alone."""
-    if hashlib.sha256(a.read_bytes()).digest() == hashlib.sha256(b.read_bytes()).digest():
+    if sha256_file(a) == sha256_file(b):
         return []
-    with zipfile.ZipFile(a) as za, zipfile.ZipFile(b) as zb:
-        one, two = ({i.filename: (i.CRC, i.date_time, i.external_attr) for i in z.infolist()}
-                    for z in (za, zb))  # fmt: skip
-    names = sorted(set(one) | set(two))
-    differ = [f"{n}: {one.get(n)} != {two.get(n)}" for n in names if one.get(n) != two.get(n)]
+    differ = stamp_differences(a, b)
     return differ or [f"{a.name}: the same members, another sha256 (order or zip headers)"]
 
 

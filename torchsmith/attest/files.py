@@ -3,17 +3,16 @@ with hashes, as the SBOM records it and ``verify`` recomputes it."""
 
 from __future__ import annotations
 
-import hashlib
 import zipfile
 from pathlib import Path
 
 from torchsmith.errors import VerifyError
+from torchsmith.hashing import sha256_stream
 
 SBOM_SUFFIX = ".cdx.json"
 PROVENANCE_SUFFIX = ".provenance.json"
 ENVELOPE_SUFFIX = ".provenance.dsse.json"
 SUFFIXES = (SBOM_SUFFIX, PROVENANCE_SUFFIX, ENVELOPE_SUFFIX)
-CHUNK = 1 << 20
 
 
 def sbom_path(wheel: Path) -> Path:
@@ -36,11 +35,8 @@ def attestations_of(wheel: Path) -> list[Path]:
 
 
 def _member_sha256(archive: zipfile.ZipFile, info: zipfile.ZipInfo) -> str:
-    digest = hashlib.sha256()
     with archive.open(info) as fh:
-        for block in iter(lambda: fh.read(CHUNK), b""):
-            digest.update(block)
-    return digest.hexdigest()
+        return sha256_stream(fh)
 
 
 def member_hashes(wheel: Path) -> dict[str, str]:

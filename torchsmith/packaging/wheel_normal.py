@@ -113,3 +113,13 @@ def normalise_wheel(path: Path, epoch: int) -> None:
                 "read the package and repair logs: the tool that wrote the wheel is at fault",
             )
         write_with(path, _write(wheel, epoch))
+
+
+def stamp_differences(a: Path, b: Path) -> list[str]:
+    """What keeps two wheels from being the same bytes, member by member: each member whose
+    content (CRC), time or mode differs, or that only one of them holds."""
+    with zipfile.ZipFile(a) as za, zipfile.ZipFile(b) as zb:
+        one, two = ({i.filename: (i.CRC, i.date_time, i.external_attr) for i in z.infolist()}
+                    for z in (za, zb))  # fmt: skip
+    names = sorted(set(one) | set(two))
+    return [f"{n}: {one.get(n)} != {two.get(n)}" for n in names if one.get(n) != two.get(n)]
