@@ -18,13 +18,16 @@ and written (new objects of another Python are added), its workspace is not used
 A ``--target`` build (a partial build) publishes ``torchsmith-partial-<plan>.manifest.json``
 instead of ``torch-….manifest.json``; either is read. The rows and ratios are also written to
 ``docs/measured/<NAME>.json`` (default ``full-rebuild``) with the commit, machine and load.
-Each build runs once (a whole build takes hours on 2 cores): the JSON says ``n`` = 1.
+Each build runs once (a whole build takes hours on 2 cores): the JSON says ``n`` = 1. Each row
+has its wall and CPU seconds (user + system of the build and all its children) and the load before
+and after: on a shared machine, grade by CPU as well as by wall.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import resource
 import subprocess
 import sys
 import time
@@ -38,19 +41,30 @@ import _measured
 COMPANION_STAGES = ("companion", "torchvision", "torchaudio", "torchtext")
 
 
-def build(args: list[str], root: Path, cache_dir: Path) -> tuple[dict[str, Any], float]:
-    """Run one build in ``root``; its manifest and wall seconds."""
+def children_cpu() -> float:
+    """User + system CPU seconds of every child process waited for so far (the build's compilers
+    included): on a shared, loaded machine the CPU a run used says more than its wall time."""
+    used = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return used.ru_utime + used.ru_stime
+
+
+def build(args: list[str], root: Path, cache_dir: Path) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Run one build in ``root``; its manifest and what the run cost (wall, CPU, load)."""
     dist = root / "dist"
     argv = [sys.executable, "-m", "torchsmith", "build", *args]
     argv += ["--cache-root", str(root), "--cache-dir", str(cache_dir), "--output-dir", str(dist)]
-    started = time.monotonic()
+    cost: dict[str, Any] = {"load_before": _measured.load()}
+    started, cpu = time.monotonic(), children_cpu()
     done = subprocess.run(argv, capture_output=True, text=True, check=False)
-    wall = time.monotonic() - started
+    cost.update(
+        wall=time.monotonic() - started, cpu=children_cpu() - cpu, load_after=_measured.load()
+    )
+    root.mkdir(parents=True, exist_ok=True)
     (root / "build.log").write_text(done.stdout + done.stderr)
     if done.returncode != 0:
         sys.exit(f"build in {root} failed ({done.returncode}): see {root / 'build.log'}")
     data: dict[str, Any] = json.loads(published_manifest(dist).read_text())
-    return data, wall
+    return data, cost
 
 
 def published_manifest(dist: Path) -> Path:
@@ -64,7 +78,7 @@ def published_manifest(dist: Path) -> Path:
     return found[0]
 
 
-def summary(name: str, data: dict[str, Any], wall: float | None) -> dict[str, Any]:
+def summary(name: str, data: dict[str, Any], cost: dict[str, Any] | None) -> dict[str, Any]:
     every = data.get("stages_all_runs") or data.get("stages") or {}
     stages = {k: v for k, v in every.items() if not k.startswith(COMPANION_STAGES)}
     cache = data.get("compiler_cache") or {}
@@ -76,7 +90,10 @@ def summary(name: str, data: dict[str, Any], wall: float | None) -> dict[str, An
         "stages_s": {k: round(v, 1) for k, v in stages.items()},
         "compile_s": round(stages.get("compile", 0.0), 1),
         "stages_total_s": round(total, 1),
-        "wall_s": None if wall is None else round(wall, 1),
+        "wall_s": None if cost is None else round(cost["wall"], 1),
+        "cpu_s": None if cost is None else round(cost["cpu"], 1),
+        "load_before": None if cost is None else cost["load_before"],
+        "load_after": None if cost is None else cost["load_after"],
         "ccache_hits": cache.get("hits"),
         "ccache_misses": cache.get("misses"),
     }
@@ -89,8 +106,22 @@ def cold_row(manifest: Path | None, args: list[str], work: Path, cache_dir: Path
         return {**summary("cold", json.loads(manifest.read_text()), None), "composed": True}
     if cache_dir.exists() and any(cache_dir.iterdir()):
         sys.exit(f"--cache-dir {cache_dir} is not empty: a cold build needs an empty cache")
-    data, wall = build(args, work / "cold", cache_dir)
-    return {**summary("cold", data, wall), "composed": False}
+    data, cost = build(args, work / "cold", cache_dir)
+    return {**summary("cold", data, cost), "composed": False}
+
+
+def ratios(row: dict[str, Any], cold: dict[str, Any]) -> dict[str, float | None]:
+    """A run / the cold run: by the manifest's stage seconds, and by the CPU and wall seconds
+    measured around each build (None where the cold row has none: a composed one)."""
+    out: dict[str, float | None] = {}
+    for key, field in (
+        ("ratio_to_cold", "stages_total_s"),
+        ("ratio_cpu", "cpu_s"),
+        ("ratio_wall", "wall_s"),
+    ):
+        base, value = cold.get(field), row.get(field)
+        out[key] = round(value / base, 4) if base and value is not None else None
+    return out
 
 
 def main() -> None:
@@ -111,21 +142,26 @@ def main() -> None:
     load_before = _measured.load()
     args = [a for a in opts.rest if a != "--"]
     cold = cold_row(opts.cold, args, opts.work, opts.cache_dir)
-    rows = [cold]
     runs = ([] if opts.no_warm else [("warm", [])]) + [
         (f"python {p}", ["--python", p]) for p in opts.python
     ]
+    rows: list[dict[str, Any]] = []
+    record(opts.name, cold, rows, args, load_before)  # the cold row is kept if a later run fails
     for name, extra in runs:
         root = opts.work / name.replace(" ", "-")
-        data, wall = build([*args, *extra], root, opts.cache_dir)
-        rows.append(summary(name, data, wall))
+        data, cost = build([*args, *extra], root, opts.cache_dir)
+        row = summary(name, data, cost)
+        rows.append({**row, **ratios(row, cold)})
         print(json.dumps(rows[-1]), flush=True)
-    base = cold["stages_total_s"] or 1.0
-    for row in rows[1:]:
-        row["ratio_to_cold"] = round(row["stages_total_s"] / base, 3)
-    results = {"cold": cold, "runs": rows[1:], "n": 1, "build_args": args}
-    print(json.dumps(results, indent=2))
-    print("wrote", _measured.write(opts.name, results, load_before))
+        record(opts.name, cold, rows, args, load_before)
+
+
+def record(
+    name: str, cold: dict[str, Any], rows: list[dict[str, Any]], args: list[str], load: list[float]
+) -> None:
+    """Write the rows measured so far to ``docs/measured/<name>.json``."""
+    results = {"cold": cold, "runs": rows, "n": 1, "build_args": args}
+    print("wrote", _measured.write(name, results, load), flush=True)
 
 
 if __name__ == "__main__":

@@ -47,8 +47,41 @@ def test_a_resumed_builds_row_sums_every_run_and_leaves_companions_out() -> None
         "stages_all_runs": {"compile": 100.0, "verify": 12.0, "torchvision": 50.0},
         "compiler_cache": {"hits": 3, "misses": 1},
     }
-    row = load("bench_full_rebuild").summary("warm", manifest, 130.0)
+    row = load("bench_full_rebuild").summary("warm", manifest, None)
     assert row["stages_total_s"] == 112.0 and row["ccache_hits"] == 3
+
+
+def test_a_rows_cost_carries_cpu_and_load_and_the_ratios_grade_cpu_and_wall() -> None:
+    """On a shared, loaded machine wall time alone misleads: each row has its CPU seconds too."""
+    bench = load("bench_full_rebuild")
+    manifest = {"stages": {"compile": 3600.0, "verify": 12.0}}
+    cost = {"wall": 8000.0, "cpu": 7000.0, "load_before": [3.0, 2.0, 1.0], "load_after": [2.0] * 3}
+    cold = bench.summary("cold", manifest, cost)
+    assert (cold["cpu_s"], cold["wall_s"], cold["load_before"]) == (7000.0, 8000.0, [3.0, 2.0, 1.0])
+    warm = bench.summary(
+        "warm", {"stages": {"compile": 36.12}}, {**cost, "wall": 80.0, "cpu": 70.0}
+    )
+    assert bench.ratios(warm, cold) == {
+        "ratio_to_cold": 0.01,
+        "ratio_cpu": 0.01,
+        "ratio_wall": 0.01,
+    }
+
+
+def test_a_composed_cold_row_has_no_cpu_ratio() -> None:
+    bench = load("bench_full_rebuild")
+    cold = bench.summary("cold", {"stages": {"compile": 100.0}}, None)
+    warm = bench.summary("warm", {"stages": {"compile": 2.0}}, {"wall": 3.0, "cpu": 2.5,
+                         "load_before": [0.0] * 3, "load_after": [0.0] * 3})  # fmt: skip
+    assert bench.ratios(warm, cold) == {
+        "ratio_to_cold": 0.02,
+        "ratio_cpu": None,
+        "ratio_wall": None,
+    }
+
+
+def test_children_cpu_is_a_non_negative_number() -> None:
+    assert load("bench_full_rebuild").children_cpu() >= 0.0
 
 
 def test_the_plan_bench_asks_for_a_plan_torchsmith_makes(
