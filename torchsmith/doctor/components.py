@@ -7,7 +7,9 @@ import fnmatch
 import functools
 import sys
 from importlib import resources
+from typing import Any
 
+import re2
 from pydantic import BaseModel, ConfigDict
 
 from torchsmith.doctor.linear import compile_linear
@@ -38,8 +40,40 @@ class Component(BaseModel):
 
 @functools.cache
 def components() -> tuple[Component, ...]:
+    return tuple(Component.model_validate(row) for row in _data()["component"])
+
+
+class MessageFact(BaseModel):
+    """What an error message means: the cause and fix the generic diagnosis gives its class."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    id: str
+    match: str
+    category: str
+    tags: tuple[str, ...]
+    title: str
+    cause: str
+    fix: str
+    source: str
+
+
+@functools.cache
+def _data() -> dict[str, Any]:
     text = (resources.files("torchsmith.doctor") / "components.toml").read_text(encoding="utf-8")
-    return tuple(Component.model_validate(row) for row in tomllib.loads(text)["component"])
+    data: dict[str, Any] = tomllib.loads(text)
+    return data
+
+
+@functools.cache
+def message_facts() -> tuple[tuple[MessageFact, re2._Regexp], ...]:
+    facts = (MessageFact.model_validate(row) for row in _data().get("message", ()))
+    return tuple((f, compile_linear(f.match)) for f in facts)
+
+
+def by_message(message: str) -> MessageFact | None:
+    """The first sourced fact whose pattern matches ``message`` (RE2: linear time)."""
+    return next((f for f, pattern in message_facts() if pattern.search(message)), None)
 
 
 @functools.cache

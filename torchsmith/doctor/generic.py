@@ -13,8 +13,10 @@ from typing import Any
 from torchsmith.doctor.components import (
     PIP_NAMES,
     Component,
+    MessageFact,
     by_header,
     by_library,
+    by_message,
     by_module,
     by_name,
     by_symbol,
@@ -48,9 +50,34 @@ def _enrich(fields: dict[str, Any], error: TypedError) -> dict[str, Any]:
     return fields
 
 
+# classes whose message itself says what went wrong (an exception, a crash, an unknown line):
+# a sourced fact about that message (components.toml [[message]]) beats the class's default
+_FACT_KINDS = frozenset({"python", "other", "crash", "ninja", "pip"})
+
+
+def _class_fields(error: TypedError) -> dict[str, Any]:
+    fact = by_message(error.message) if error.kind in _FACT_KINDS else None
+    if fact is not None:
+        return _from_fact(fact)
+    fields: dict[str, Any] = _BY_KIND.get(error.kind, _other)(error)
+    return fields
+
+
+def _from_fact(fact: MessageFact) -> dict[str, Any]:
+    return {
+        "category": fact.category,
+        "tags": fact.tags,
+        "stage": "runtime",
+        "title": fact.title,
+        "cause": fact.cause,
+        "fix": fact.fix,
+        "source": fact.source,
+    }
+
+
 def diagnose_generic(error: TypedError) -> Finding:
     """The generic finding for ``error``'s class, with the facts its fields lead to."""
-    fields = _enrich(_BY_KIND.get(error.kind, _other)(error), error)
+    fields = _enrich(_class_fields(error), error)
     return Finding.model_validate(
         {
             "rule_id": f"generic-{error.kind}",
@@ -132,6 +159,8 @@ def _symbol_finding(e: TypedError, stage: str) -> dict[str, Any]:
         if c
         else "add the library that defines it to the link line (-l...), in the right order"
     )
+    if stage == "import" and c is not None and c.name == "torch":
+        cause, fix = _TORCH_SYMBOL_AT_IMPORT
     return _with(c, ("undefined-symbol", *(("abi", "cxx11-abi") if abi else ()))) | {
         "category": "abi" if abi or stage == "import" else "linker",
         "stage": stage,
@@ -140,6 +169,20 @@ def _symbol_finding(e: TypedError, stage: str) -> dict[str, Any]:
         "fix": fix + ".",
         "source": c.source if c else "https://sourceware.org/binutils/docs/ld/Options.html",
     }
+
+
+# an extension's .so lacks one of torch's own symbols at import: what the rules
+# extension-built-against-other-torch and extension-imported-before-torch say, from their threads
+_TORCH_SYMBOL_AT_IMPORT = (
+    "An extension needs a torch C++ symbol (c10::, at::, torch::) the loaded torch does not "
+    "export: it was compiled against another torch release than the one installed (torch was "
+    "upgraded or downgraded after it was built, or a wheel built for another torch was "
+    "installed), or it was imported before torch.",
+    "import torch before the extension; then rebuild the extension against the installed "
+    "torch (remove its build/ directory; pip install --no-build-isolation --no-cache-dir "
+    "--force-reinstall <package>), or install the extension wheel built for this exact torch "
+    "and CUDA version",
+)
 
 
 def _linker_undefined(e: TypedError) -> dict[str, Any]:
