@@ -169,3 +169,32 @@ def test_static_archives_pruned_but_runtime_kept(tmp_path: Path) -> None:
         "libcudart_static.a",
         "libculibos.a",
     ]
+
+
+def test_a_run_that_waited_for_the_lock_uses_the_toolkit_the_holder_made(tmp_path: Path) -> None:
+    """Two builds (or two test workers) provisioning one toolkit: the second waits for the
+    cache's lock, then finds the first one's entry and makes nothing (issue 23)."""
+    import threading
+
+    from torchsmith import lock
+    from torchsmith.toolchains.cuda.cache import LOCK_WHAT, provide_cached
+
+    entry = entry_dir(tmp_path, "pypi", "13.0")
+    made: list[Path] = []
+
+    def make(staging: Path) -> ToolkitRecord:
+        made.append(staging)
+        _toolkit_root(staging / "root")
+        return _record(entry / "root")
+
+    found: list[ToolkitRecord] = []
+    with lock.acquire(entry.parent, LOCK_WHAT, 1.0):  # the first run, provisioning
+        waiter = threading.Thread(target=lambda: found.append(provide_cached(entry, make)))
+        waiter.start()
+        waiter.join(0.5)
+        assert waiter.is_alive()  # waiting for the lock, not failing
+        _toolkit_root(entry / "root")
+        save_record(entry, _record(entry / "root"))
+    waiter.join(10)
+    assert found == [_record(entry / "root")] and made == []
+    assert provide_cached(entry_dir(tmp_path, "pypi", "12.9"), make) is not None and made

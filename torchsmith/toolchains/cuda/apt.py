@@ -152,17 +152,18 @@ class AptProvider:
     def provide(self, cuda: str, host: HostFacts, ctx: ProvideContext) -> ToolkitRecord:
         key = f"{cuda}-static" if self.static_libs else cuda
         entry = cache.entry_dir(ctx.cache_root, self.name, key)
-        found = cache.load_record(entry)
-        if found is not None:
-            return found
-        with cache.building(entry) as staging:
-            debs = self.download(cuda, staging, ctx)
-            how = route(SUITES[cuda], host, ctx)
-            prefix = self._unpack(debs, staging, ctx, how)
-            shutil.rmtree(staging / "apt", ignore_errors=True)
-            record = self._finish(cuda, prefix, staging, entry, debs=debs, ctx=ctx, how=how)
-            cache.save_record(staging, record)
-            shutil.rmtree(staging / "debs")  # 1.4 GB for 11.8; the record keeps their sha256
+        return cache.provide_cached(entry, lambda stage: self._make(cuda, host, ctx, stage, entry))
+
+    def _make(
+        self, cuda: str, host: HostFacts, ctx: ProvideContext, staging: Path, entry: Path
+    ) -> ToolkitRecord:
+        """Download, unpack and record the toolkit in ``staging`` (renamed to ``entry`` after)."""
+        debs = self.download(cuda, staging, ctx)
+        how = route(SUITES[cuda], host, ctx)
+        prefix = self._unpack(debs, staging, ctx, how)
+        shutil.rmtree(staging / "apt", ignore_errors=True)
+        record = self._finish(cuda, prefix, staging, entry, debs=debs, ctx=ctx, how=how)
+        shutil.rmtree(staging / "debs")  # 1.4 GB for 11.8; the record keeps their sha256
         return record
 
     def download(self, cuda: str, staging: Path, ctx: ProvideContext) -> list[Path]:

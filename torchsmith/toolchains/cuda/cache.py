@@ -5,7 +5,7 @@ downloads nothing; a directory without our info file is never touched."""
 from __future__ import annotations
 
 import shutil
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -18,7 +18,10 @@ from torchsmith.toolchains.cuda.base import ToolkitRecord
 from torchsmith.toolchains.cuda.layout import missing_parts
 
 INFO_FILE = "torchsmith-toolkit.json"
-LOCK_WAIT_S = 60.0
+# another run's download and unpack of a toolkit (1.4 GB debs for 11.8, minutes): wait for it,
+# then use what it made (provide_cached) rather than fail or make it again
+LOCK_WAIT_S = 900.0
+LOCK_WHAT = "the CUDA toolkit cache"
 
 
 def entry_dir(cache_root: Path, provider: ProviderName, cuda: str) -> Path:
@@ -47,29 +50,56 @@ def _remove_stale_stages(entry: Path) -> None:
             shutil.rmtree(stale)
 
 
-@contextmanager
-def building(entry: Path) -> Iterator[Path]:
-    """A fresh staging directory beside ``entry``, renamed to ``entry`` on success.
-
-    One run at a time per cache (``cuda/.lock``). An existing ``entry`` that lacks our info
-    file was not made by us: refuse rather than delete it. One that has it (a stale or broken
-    toolkit of ours) is replaced."""
+def _refuse_foreign(entry: Path) -> None:
+    """An existing ``entry`` that lacks our info file was not made by us: refuse rather than
+    delete it. One that has it (a stale or broken toolkit of ours) is replaced."""
     if entry.exists() and not (entry / INFO_FILE).is_file():
         raise HostError(
             f"{entry} exists but was not made by torchsmith (no {INFO_FILE})",
             "move it away or choose another cache directory",
         )
-    with lock.acquire(entry.parent, "the CUDA toolkit cache", LOCK_WAIT_S):
-        _remove_stale_stages(entry)
-        staging = atomic.temp_dir(entry)
-        try:
-            yield staging
-        except BaseException:
-            shutil.rmtree(staging, ignore_errors=True)
-            raise
-        if entry.exists():
-            shutil.rmtree(entry)
-        staging.rename(entry)
+
+
+@contextmanager
+def _staged(entry: Path) -> Iterator[Path]:
+    """A fresh staging directory beside ``entry`` (the cache's lock held), renamed to ``entry``
+    on success, removed on failure."""
+    _remove_stale_stages(entry)
+    staging = atomic.temp_dir(entry)
+    try:
+        yield staging
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    if entry.exists():
+        shutil.rmtree(entry)
+    staging.rename(entry)
+
+
+@contextmanager
+def building(entry: Path) -> Iterator[Path]:
+    """A fresh staging directory beside ``entry``, renamed to ``entry`` on success; one run at a
+    time per cache (``cuda/.lock``); a foreign ``entry`` is refused (:func:`_refuse_foreign`)."""
+    _refuse_foreign(entry)
+    with lock.acquire(entry.parent, LOCK_WHAT, LOCK_WAIT_S), _staged(entry) as staging:
+        yield staging
+
+
+def provide_cached(entry: Path, make: Callable[[Path], ToolkitRecord]) -> ToolkitRecord:
+    """The toolkit cached in ``entry``, else ``make(staging)``'s (saved, then renamed to
+    ``entry``). A run that waited for the cache's lock uses the toolkit the holder made."""
+    found = load_record(entry)
+    if found is not None:
+        return found
+    _refuse_foreign(entry)
+    with lock.acquire(entry.parent, LOCK_WHAT, LOCK_WAIT_S):
+        found = load_record(entry)  # made by the run this one waited for
+        if found is not None:
+            return found
+        with _staged(entry) as staging:
+            record = make(staging)
+            save_record(staging, record)
+    return record
 
 
 def save_record(staging: Path, record: ToolkitRecord) -> None:

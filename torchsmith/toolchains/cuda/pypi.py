@@ -62,15 +62,13 @@ class PypiProvider:
 
     def provide(self, cuda: str, host: HostFacts, ctx: ProvideContext) -> ToolkitRecord:
         entry = cache.entry_dir(ctx.cache_root, self.name, cuda)
-        found = cache.load_record(entry)
-        if found is not None:
-            return found
-        with cache.building(entry) as staging:
-            wheels = self._download(cuda, staging / "wheels", ctx)
-            self._install(cuda, staging, ctx)
-            record = self._record(cuda, staging, entry, wheels, ctx)
-            cache.save_record(staging, record)
-        return record
+        return cache.provide_cached(entry, lambda staging: self._make(cuda, ctx, staging, entry))
+
+    def _make(self, cuda: str, ctx: ProvideContext, staging: Path, entry: Path) -> ToolkitRecord:
+        """Download, install and record the toolkit in ``staging`` (renamed to ``entry`` after)."""
+        wheels = self._download(cuda, staging / "wheels", ctx)
+        self._install(cuda, staging, ctx)
+        return self._record(cuda, staging, entry, wheels, ctx)
 
     def _download(self, cuda: str, dest: Path, ctx: ProvideContext) -> list[Path]:
         argv = download_argv(self.python, dest, requirement(cuda))
