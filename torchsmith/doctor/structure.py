@@ -165,11 +165,15 @@ def _lines(block: ErrorBlock) -> list[Evidence]:
 
 
 def _message(kind: str, lines: list[Evidence], index: int) -> str:
-    """The failure's message: a CMake error with its wrapped, indented lines joined; else the
-    line itself."""
-    if kind != "cmake":
-        return normalise(lines[index].text)
-    return join_cmake([e.text for e in lines[index:]])
+    """The failure's message: a CMake error with its wrapped, indented lines joined; a C++
+    ``terminate called ...`` with the ``what():`` line after it; else the line itself."""
+    if kind == "cmake":
+        return join_cmake([e.text for e in lines[index:]])
+    text = lines[index].text
+    after = lines[index + 1].text if index + 1 < len(lines) else ""
+    if kind == "crash" and "terminate called" in text and "what():" in after:
+        text = f"{text} {after.strip()}"
+    return normalise(text)
 
 
 def join_cmake(lines: Iterable[str]) -> str:
