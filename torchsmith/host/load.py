@@ -7,10 +7,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from pathlib import Path
 
-from pydantic import ValidationError
-
 from torchsmith.errors import UsageError
 from torchsmith.host.model import HostFacts
+from torchsmith.host.record import RecordError
 from torchsmith.runner import Runner
 
 HINT = "give a file written by `torchsmith host --json` (or leave --host-facts out to probe here)"
@@ -21,10 +20,9 @@ def _refused(path: Path, why: str) -> UsageError:
     return UsageError(f"--host-facts {path}: {why}", HINT)
 
 
-def _validation(exc: ValidationError) -> str:
+def _validation(exc: RecordError) -> str:
     """The first few problems, by field, without echoing the file's content."""
-    errors = exc.errors(include_url=False, include_input=False)
-    parts = [f"{'.'.join(map(str, e['loc'])) or 'the file'}: {e['msg']}" for e in errors]
+    parts = [f"{loc or 'the file'}: {msg}" for loc, msg in exc.problems]
     more = f" (+{len(parts) - SHOWN_ERRORS} more)" if len(parts) > SHOWN_ERRORS else ""
     return "; ".join(parts[:SHOWN_ERRORS]) + more
 
@@ -41,7 +39,7 @@ def read_recorded(path: Path) -> HostFacts:
         raise _refused(path, f"not a text file (byte {exc.start} is not UTF-8)") from None
     try:
         return HostFacts.model_validate_json(text)
-    except ValidationError as exc:
+    except RecordError as exc:
         raise _refused(path, f"not recorded host facts ({_validation(exc)})") from None
 
 

@@ -1,32 +1,37 @@
-"""HostFacts: what this machine has. Produced by :mod:`torchsmith.host.probe` (real probes) or
-built directly in tests. Pure data; the planner reads it and never probes by itself."""
+"""HostFacts: what this machine has. Produced by :mod:`torchsmith.host.probe` (real probes),
+read from a recorded file (:mod:`torchsmith.host.load`) or built directly in tests. Pure data;
+the planner reads it and never probes by itself. Frozen dataclasses read by
+:class:`~torchsmith.host.record.Record` (no pydantic: every command's start-up reads them)."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from torchsmith.host.record import Record
 
 
-class _Frozen(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-class Tool(_Frozen):
+@dataclass(frozen=True)
+class Tool(Record):
     name: str
     path: str
-    version: str | None = Field(None, description="None when the version could not be read")
+    version: str | None = None
+    """None when the version could not be read"""
 
 
 Family = Literal["gcc", "clang"]
 """Compiler families the planner chooses between."""
 
 
-class Compiler(_Frozen):
+@dataclass(frozen=True)
+class Compiler(Record):
     family: Family
-    version: str = Field(description="full version, e.g. '12.2.0'")
-    cc: str = Field(description="path of the C compiler")
-    cxx: str | None = Field(None, description="path of the C++ compiler, None if missing")
+    version: str
+    """full version, e.g. '12.2.0'"""
+    cc: str
+    """path of the C compiler"""
+    cxx: str | None = None
+    """path of the C++ compiler, None if missing"""
 
     @property
     def major(self) -> int:
@@ -37,47 +42,58 @@ class Compiler(_Frozen):
         return f"{self.family}-{self.major}"
 
 
-class CudaToolkit(_Frozen):
-    root: str = Field(description="toolkit root (CUDA_HOME)")
+@dataclass(frozen=True)
+class CudaToolkit(Record):
+    root: str
+    """toolkit root (CUDA_HOME)"""
     nvcc: str
-    version: str = Field(description="'12.4' (major.minor) as nvcc reports it")
-    origin: str = Field(description="how it was found: CUDA_HOME, PATH, /usr/local/cuda-X, ...")
+    version: str
+    """'12.4' (major.minor) as nvcc reports it"""
+    origin: str
+    """how it was found: CUDA_HOME, PATH, /usr/local/cuda-X, ..."""
 
 
-class GpuInfo(_Frozen):
+@dataclass(frozen=True)
+class GpuInfo(Record):
     index: int
     name: str
-    compute_capability: str = Field(description="'9.0'")
+    compute_capability: str
+    """'9.0'"""
     memory_mib: int | None = None
     uuid: str | None = None
 
 
-class PythonInfo(_Frozen):
+@dataclass(frozen=True)
+class PythonInfo(Record):
     path: str
-    version: str = Field(description="'3.11.7'")
+    version: str
+    """'3.11.7'"""
 
     @property
     def minor(self) -> str:
         return ".".join(self.version.split(".")[:2])
 
 
-class HostFacts(_Frozen):
+@dataclass(frozen=True)
+class HostFacts(Record):
     os_id: str = ""
     os_version: str = ""
-    os_codename: str = Field("", description="VERSION_CODENAME of /etc/os-release: 'bookworm'")
+    os_codename: str = ""
+    """VERSION_CODENAME of /etc/os-release: 'bookworm'"""
     machine: str = "x86_64"
     glibc: str | None = None
     cores: int = 1
     ram_gib: float = 0.0
     disk_free_gib: float = 0.0
     disk_path: str = "."
-    compilers: list[Compiler] = Field(default_factory=list)
-    cuda_toolkits: list[CudaToolkit] = Field(default_factory=list)
-    cudnn_versions: list[str] = Field(default_factory=list)
-    nccl_versions: list[str] = Field(default_factory=list)
-    gpus: list[GpuInfo] = Field(default_factory=list)
+    compilers: list[Compiler] = field(default_factory=list)
+    cuda_toolkits: list[CudaToolkit] = field(default_factory=list)
+    cudnn_versions: list[str] = field(default_factory=list)
+    nccl_versions: list[str] = field(default_factory=list)
+    gpus: list[GpuInfo] = field(default_factory=list)
     driver_version: str | None = None
-    driver_cuda: str | None = Field(None, description="newest CUDA the driver supports, '13.0'")
-    pythons: list[PythonInfo] = Field(default_factory=list)
-    tools: dict[str, Tool] = Field(default_factory=dict)
-    warnings: list[str] = Field(default_factory=list)
+    driver_cuda: str | None = None
+    """newest CUDA the driver supports, '13.0'"""
+    pythons: list[PythonInfo] = field(default_factory=list)
+    tools: dict[str, Tool] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
