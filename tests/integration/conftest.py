@@ -7,13 +7,16 @@ expected at a fixed path of one machine; what cannot be obtained goes through
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
+from filelock import FileLock
 
 from tests import canary
 from tests.resources import require_tool
@@ -33,6 +36,17 @@ def test_cache() -> Path:
     root = Path(os.environ.get("TORCHSMITH_TEST_CACHE", REPO / ".cache" / "test"))
     root.mkdir(parents=True, exist_ok=True)
     return root
+
+
+@contextmanager
+def cache_lock(name: str) -> Iterator[None]:
+    """One test worker at a time makes the test-cache entry ``name`` (scripts/test runs this
+    tier on several pytest-xdist workers that share the cache); the others wait, then find it
+    made. Every fixture that fills the test cache takes it around its whole check-then-make."""
+    locks = test_cache() / ".locks"
+    locks.mkdir(exist_ok=True)
+    with FileLock(str(locks / f"{re.sub(r'[^A-Za-z0-9_.+-]', '_', name)}.lock")):
+        yield
 
 
 def _apt_source(workdir: Path, package: str) -> None:
@@ -60,9 +74,10 @@ def debian_pytorch_1131_orig() -> Path:
     require_tool("apt-get", "a Debian/Ubuntu host")
     cache = test_cache() / "debian-pytorch-1.13.1"
     tarball = cache / "pytorch_1.13.1+dfsg.orig.tar.xz"
-    if not tarball.exists():
-        cache.mkdir(parents=True, exist_ok=True)
-        _apt_source(cache, "pytorch=1.13.1+dfsg-4")
+    with cache_lock("debian-pytorch-1.13.1"):
+        if not tarball.exists():
+            cache.mkdir(parents=True, exist_ok=True)
+            _apt_source(cache, "pytorch=1.13.1+dfsg-4")
     if not tarball.exists():
         pytest.fail("could not download pytorch_1.13.1+dfsg.orig.tar.xz from deb.debian.org")
     return tarball
@@ -92,12 +107,13 @@ def downloaded_wheel(requirement: str, pattern: str, *pip_args: str) -> Path:
     """The wheel ``pip download`` fetches for ``requirement`` (pip's own configuration: index,
     mirrors, proxy), once, into the test cache; ``pattern`` globs its file name."""
     dest = test_cache() / "wheels"
-    found = sorted(dest.glob(pattern))
-    if not found:
-        pip = [sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--only-binary=:all:"]
-        argv = [*pip, *WHEEL_TARGET, "-d", str(dest), *pip_args, requirement]
-        subprocess.run(argv, check=True)
+    with cache_lock(f"wheel-{pattern}"):
         found = sorted(dest.glob(pattern))
+        if not found:
+            pip = [sys.executable, "-m", "pip", "download", "-q", "--no-deps"]
+            argv = [*pip, "--only-binary=:all:", *WHEEL_TARGET, "-d", str(dest)]
+            subprocess.run([*argv, *pip_args, requirement], check=True)
+            found = sorted(dest.glob(pattern))
     assert len(found) == 1, f"pip download {requirement}: expected one {pattern} in {dest}"
     return found[0]
 
@@ -230,3 +246,45 @@ def _canary_scan(
     leaks = sweep.leaks() + [f"cmdline: {c}" for c in dict.fromkeys(seen)]
     assert not leaks, f"canary credential found: {leaks}"
     del tmp_path  # requested so that it is removed after this scan
+
+
+# Parallel runs (issue 23): scripts/test runs this tier on pytest-xdist workers with
+# `--dist loadgroup --no-loadscope-reorder`. Each module is one unit of work (its module-scoped
+# fixtures are made once, on one worker), unless it names a shared group itself
+# (`pytest.mark.xdist_group`: modules whose second reuses what the first made). Units are handed
+# out heaviest first, so the workers end together: the weights are each module's wall seconds in
+# the clean-clone rehearsal at 479278f (docs/testing.md); unlisted modules follow in file order.
+MODULE_SECONDS = {
+    "test_build_in_container": 390, "test_container_build": 330, "test_companion_cuda": 323,
+    "test_companion_against": 271, "test_companion_git": 236, "test_cache_shared": 197,
+    "test_recipe_image": 193, "test_build_debian_partial": 177, "test_toolchain_pypi_cuda13": 64,
+    "test_conda_channel": 50, "test_reliability_kill": 43, "test_readme_fresh_debian": 25,
+    "test_repair_install": 25, "test_reliability_corrupt": 21, "test_inspect_wheels": 20,
+}  # fmt: skip
+
+
+def _module_of(item: pytest.Item) -> str:
+    return item.nodeid.split("::")[0].rsplit("/", 1)[-1].removesuffix(".py")
+
+
+def _group(item: pytest.Item) -> str:
+    marker = item.get_closest_marker("xdist_group")
+    if marker is None:
+        return _module_of(item)
+    return str(marker.args[0] if marker.args else marker.kwargs["name"])
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Heaviest unit first (stable otherwise); every module without a group is its own."""
+    group = {item.nodeid: _group(item) for item in items}
+    modules: dict[str, set[str]] = {}
+    first: dict[str, int] = {}
+    for n, item in enumerate(items):
+        modules.setdefault(group[item.nodeid], set()).add(_module_of(item))
+        first.setdefault(group[item.nodeid], n)
+    weight = {g: sum(MODULE_SECONDS.get(m, 0) for m in ms) for g, ms in modules.items()}
+    rank = {item.nodeid: n for n, item in enumerate(items)}
+    items.sort(key=lambda i: (-weight[group[i.nodeid]], first[group[i.nodeid]], rank[i.nodeid]))
+    for item in items:
+        if item.get_closest_marker("xdist_group") is None:
+            item.add_marker(pytest.mark.xdist_group(group[item.nodeid]))

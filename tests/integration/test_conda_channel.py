@@ -53,10 +53,12 @@ PY = f"{sys.version_info.major}.{sys.version_info.minor}"
 
 def _dependency_wheels() -> list[Path]:
     dest = conftest.test_cache() / "conda-deps"
-    if len(list(dest.glob("*.whl"))) != len(DEPENDENCIES):
-        pip = [sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--only-binary=:all:"]
-        subprocess.run([*pip, *conftest.WHEEL_TARGET, "-d", str(dest), *DEPENDENCIES], check=True)
-    return sorted(dest.glob("*.whl"))
+    with conftest.cache_lock("conda-deps"):
+        if len(list(dest.glob("*.whl"))) != len(DEPENDENCIES):
+            pip = [sys.executable, "-m", "pip", "download", "-q", "--no-deps"]
+            argv = [*pip, "--only-binary=:all:", *conftest.WHEEL_TARGET, "-d", str(dest)]
+            subprocess.run([*argv, *DEPENDENCIES], check=True)
+        return sorted(dest.glob("*.whl"))
 
 
 def _python_package(stage: Path, out: Path) -> None:

@@ -26,7 +26,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.integration.conftest import REPO
+from tests.integration.conftest import REPO, cache_lock
 from tests.integration.conftest import test_cache as cache_dir
 from tests.resources import require_root, require_tool
 
@@ -106,18 +106,23 @@ def cached_rootfs(suite: str, extra_key: str, make: Callable[[Path, str], None])
     mirror = host_mirror()
     key = hashlib.sha256(f"{suite} {mirror}{extra_key}".encode()).hexdigest()[:12]
     tarball = cache_dir() / "rootfs" / f"debian-{suite}-minbase-{key}.tar"
-    if not tarball.is_file():
-        tarball.parent.mkdir(parents=True, exist_ok=True)
-        work = tarball.parent / f"{tarball.stem}.build"
-        shutil.rmtree(work, ignore_errors=True)
-        start = time.monotonic()
-        make(work, mirror)
-        partial = tarball.with_suffix(".partial")
-        subprocess.run(["tar", "-C", str(work), "-cf", str(partial), "."], check=True)
-        partial.rename(tarball)
-        shutil.rmtree(work)
-        print(f"debootstrap {suite} from {mirror}: {time.monotonic() - start:.0f} s")
+    with cache_lock(f"rootfs-{tarball.name}"):
+        if not tarball.is_file():
+            _make_rootfs(tarball, suite, mirror, make)
     return tarball
+
+
+def _make_rootfs(tarball: Path, suite: str, mirror: str, make: Callable[[Path, str], None]) -> None:
+    tarball.parent.mkdir(parents=True, exist_ok=True)
+    work = tarball.parent / f"{tarball.stem}.build"
+    shutil.rmtree(work, ignore_errors=True)
+    start = time.monotonic()
+    make(work, mirror)
+    partial = tarball.with_suffix(".partial")
+    subprocess.run(["tar", "-C", str(work), "-cf", str(partial), "."], check=True)
+    partial.rename(tarball)
+    shutil.rmtree(work)
+    print(f"debootstrap {suite} from {mirror}: {time.monotonic() - start:.0f} s")
 
 
 @pytest.fixture(scope="session")
