@@ -36,6 +36,9 @@ GENERIC_TRIGGERS: tuple[bytes, ...] = (
     b"Library not loaded",
     b"received signal",
     b"(gdb) bt",
+    b"xception",
+    b"illegal hardware instruction",
+    b"0xC0000005",
     "找不到".encode(),
     "没有那个文件".encode(),
 )
@@ -59,7 +62,9 @@ _REAL = re.compile(
     r"core dumped|terminate called after|SIGSEGV|Floating point exception|Illegal instruction|"
     r"Library not loaded|received signal SIG|\(gdb\) bt|找不到|没有那个文件|"
     r"of memory: Kill|Killed process \d+ \(|oom-kill:constraint=|oom_reaper: reaped process|"
-    r"invoked oom-killer|^\s*Killed\s*$"
+    r"invoked oom-killer|^\s*Killed\s*$|"
+    # a Python exception class (ProcessRaisedException:), zsh's SIGILL, Windows' access violation
+    r"\b\w*Exception\b(?=:)|illegal hardware instruction|0xC0000005"
 )
 # a warning that reports a failure to load native code (torchvision's image extension)
 _WARNED_FAILURE = re.compile(
