@@ -11,16 +11,20 @@ from __future__ import annotations
 from typing import Any
 
 from torchsmith.doctor.components import (
-    PIP_NAMES,
-    Component,
     MessageFact,
     by_header,
-    by_library,
     by_message,
-    by_module,
     by_name,
     by_symbol,
     mentioned,
+)
+from torchsmith.doctor.generic_parts import (
+    import_module,
+    import_version,
+    install_text,
+    library_finding,
+    points_text,
+    with_component,
 )
 from torchsmith.doctor.linear import compile_linear
 from torchsmith.doctor.models import Evidence, Finding, TypedError
@@ -94,28 +98,15 @@ def diagnose_generic(error: TypedError) -> Finding:
     )
 
 
-def _install(c: Component) -> str:
-    return f"install {c.title}: Debian {c.debian}; PyPI {c.pypi}; conda-forge {c.conda}"
-
-
-def _points(c: Component) -> str:
-    return f"; point the build at it with {', '.join(c.variables)}" if c.variables else ""
-
-
-def _with(component: Component | None, extra: tuple[str, ...] = ()) -> dict[str, Any]:
-    tags = (*((component.name,) if component else ()), *extra)
-    return {"tags": tags, "fix_packages": (component.debian,) if component else ()}
-
-
 def _missing_header(e: TypedError) -> dict[str, Any]:
     header = e.header or "?"
     c = by_header(header)
     base = {"category": "missing-header", "stage": "compile", "title": f"missing header {header}"}
     if c is not None:
-        return base | _with(c, ("headers",)) | {
+        return base | with_component(c, ("headers",)) | {
             "cause": f"{header} belongs to {c.title}, which is not installed or not on the "
             "include path.",
-            "fix": _install(c) + _points(c) + ".",
+            "fix": install_text(c) + points_text(c) + ".",
             "source": c.source,
         }
     std = "." not in header.rsplit("/", 1)[-1]
@@ -155,13 +146,13 @@ def _symbol_finding(e: TypedError, stage: str) -> dict[str, Any]:
         cause = f"At import a loaded library lacks {symbol} (from {who}): it was built against "
         cause += "another version of it than the one found at run time."
     fix = (
-        _install(c) + _points(c) + "; rebuild against the version that is loaded"
+        install_text(c) + points_text(c) + "; rebuild against the version that is loaded"
         if c
         else "add the library that defines it to the link line (-l...), in the right order"
     )
     if stage == "import" and c is not None and c.name == "torch":
         cause, fix = _TORCH_SYMBOL_AT_IMPORT
-    return _with(c, ("undefined-symbol", *(("abi", "cxx11-abi") if abi else ()))) | {
+    return with_component(c, ("undefined-symbol", *(("abi", "cxx11-abi") if abi else ()))) | {
         "category": "abi" if abi or stage == "import" else "linker",
         "stage": stage,
         "title": f"undefined symbol {symbol.split(' (')[0]}",
@@ -193,85 +184,12 @@ def _import_symbol(e: TypedError) -> dict[str, Any]:
     return _symbol_finding(e, "import")
 
 
-def _library_finding(e: TypedError, stage: str) -> dict[str, Any]:
-    library = e.library or "?"
-    c = by_library(library)
-    where = "the linker's search path (-L, LIBRARY_PATH)" if stage == "link" else (
-        "the loader's search path (RPATH, LD_LIBRARY_PATH, ldconfig)"
-    )
-    if library.lower().endswith(".dll"):
-        return _dll_missing(library, c)
-    return _with(c, ("missing-library",)) | {
-        "category": "libraries",
-        "stage": stage,
-        "title": f"library {library} not found",
-        "cause": f"{library} ({c.title if c else 'a shared library'}) is not on {where}.",
-        "fix": (_install(c) + _points(c) if c else f"install the package that ships {library}")
-        + f", or add its directory to {where}.",
-        "source": c.source if c else "https://man7.org/linux/man-pages/man8/ld.so.8.html",
-    }
-
-
-def _dll_missing(library: str, c: Component | None) -> dict[str, Any]:
-    """Windows: a DLL of the wheel (c10.dll, fbgemm.dll) is there, but one it needs is not."""
-    return _with(c, ("missing-library", "windows", "msvc", "openmp")) | {
-        "category": "libraries",
-        "stage": "import",
-        "title": f"{library} or a DLL it needs cannot be loaded",
-        "cause": f"Windows could not load {library} or one of its dependencies: most often the "
-        "Microsoft Visual C++ Redistributable (vcruntime140/msvcp140) or, for the torch 2.4 "
-        "wheels' fbgemm.dll, libomp140.x86_64.dll is missing.",
-        "fix": "install the latest Microsoft Visual C++ Redistributable (x64); for fbgemm.dll "
-        "also LLVM's OpenMP runtime (libomp140.x86_64.dll), or a torch release that ships it.",
-        "source": "https://github.com/pytorch/pytorch/issues/131662",
-    }
-
-
 def _linker_missing_lib(e: TypedError) -> dict[str, Any]:
-    return _library_finding(e, "link")
+    return library_finding(e, "link")
 
 
 def _import_missing_lib(e: TypedError) -> dict[str, Any]:
-    return _library_finding(e, "import")
-
-
-def _import_version(e: TypedError) -> dict[str, Any]:
-    symbol = e.symbol or "?"
-    glibc = symbol.startswith("GLIBC_")
-    lib = "glibc" if glibc else "libstdc++"
-    return {
-        "category": "abi",
-        "tags": (lib, "abi"),
-        "stage": "import",
-        "title": f"{lib} older than the binary needs ({symbol})",
-        "cause": f"A library was built with a newer {'glibc' if glibc else 'gcc'} and needs "
-        f"{symbol}; the {lib} loaded at run time is older.",
-        "fix": (
-            "run on a system with that glibc or newer, or build on an older one (manylinux)"
-            if glibc
-            else "put a newer libstdc++.so.6 first (conda's libstdcxx-ng, LD_LIBRARY_PATH), or "
-            "build with the system's gcc"
-        )
-        + ".",
-        "source": "https://gcc.gnu.org/onlinedocs/libstdc++/manual/abi.html",
-    }
-
-
-def _import_module(e: TypedError) -> dict[str, Any]:
-    module = e.module or "?"
-    c = by_module(module)
-    top = module.split(".")[0]
-    project = PIP_NAMES.get(module, PIP_NAMES.get(top, top))
-    return _with(c, ("python-deps", project)) | {
-        "category": "python-deps",
-        "stage": "import",
-        "title": f"Python module {module} not found",
-        "cause": f"{module} is not installed in the interpreter that ran (build isolation or "
-        "another environment hides it).",
-        "fix": f"pip install {project} in that environment (or --no-build-isolation if the "
-        "build needs it at build time).",
-        "source": f"https://pypi.org/project/{project}/",
-    }
+    return library_finding(e, "import")
 
 
 def _tool_missing(e: TypedError) -> dict[str, Any]:
@@ -336,13 +254,13 @@ def _cmake(e: TypedError) -> dict[str, Any]:
         fix = (
             f"install {package} and point CMake at it ({package}_DIR, CMAKE_PREFIX_PATH)"
             if c is None
-            else _install(c) + _points(c)
+            else install_text(c) + points_text(c)
         )
     elif floor:
         fix = f"use versions that meet the requirement (versions in the message: {versions})"
     else:
         fix = "read the CMake message above; the named file and line hold the check that failed"
-    return _with(c, ("cmake", *(("version-floor",) if floor else ()))) | {
+    return with_component(c, ("cmake", *(("version-floor",) if floor else ()))) | {
         "category": "version-floor" if floor else "cmake",
         "stage": "configure",
         "title": f"CMake error{f': {package} not found' if package else ''}",
@@ -424,8 +342,8 @@ _BY_KIND = {
     "import-symbol": _import_symbol,
     "linker-missing-lib": _linker_missing_lib,
     "import-missing-lib": _import_missing_lib,
-    "import-version": _import_version,
-    "import-module": _import_module,
+    "import-version": import_version,
+    "import-module": import_module,
     "tool-missing": _tool_missing,
     "killed": _killed,
     "crash": _crash,

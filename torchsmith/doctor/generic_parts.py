@@ -1,0 +1,100 @@
+"""The generic diagnosis's shared wording (how to install a component, the variable that
+points a build at it) and its import-time classes: a library the loader cannot find (a
+Windows DLL included), a glibc/libstdc++ symbol version, a Python module not found."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from torchsmith.doctor.components import PIP_NAMES, Component, by_library, by_module
+from torchsmith.doctor.models import TypedError
+
+
+def install_text(c: Component) -> str:
+    return f"install {c.title}: Debian {c.debian}; PyPI {c.pypi}; conda-forge {c.conda}"
+
+
+def points_text(c: Component) -> str:
+    return f"; point the build at it with {', '.join(c.variables)}" if c.variables else ""
+
+
+def with_component(component: Component | None, extra: tuple[str, ...] = ()) -> dict[str, Any]:
+    tags = (*((component.name,) if component else ()), *extra)
+    return {"tags": tags, "fix_packages": (component.debian,) if component else ()}
+
+
+def library_finding(e: TypedError, stage: str) -> dict[str, Any]:
+    library = e.library or "?"
+    c = by_library(library)
+    where = (
+        "the linker's search path (-L, LIBRARY_PATH)"
+        if stage == "link"
+        else ("the loader's search path (RPATH, LD_LIBRARY_PATH, ldconfig)")
+    )
+    if library.lower().endswith(".dll"):
+        return dll_missing(library, c)
+    return with_component(c, ("missing-library",)) | {
+        "category": "libraries",
+        "stage": stage,
+        "title": f"library {library} not found",
+        "cause": f"{library} ({c.title if c else 'a shared library'}) is not on {where}.",
+        "fix": (
+            install_text(c) + points_text(c) if c else f"install the package that ships {library}"
+        )
+        + f", or add its directory to {where}.",
+        "source": c.source if c else "https://man7.org/linux/man-pages/man8/ld.so.8.html",
+    }
+
+
+def dll_missing(library: str, c: Component | None) -> dict[str, Any]:
+    """Windows: a DLL of the wheel (c10.dll, fbgemm.dll) is there, but one it needs is not."""
+    return with_component(c, ("missing-library", "windows", "msvc", "openmp")) | {
+        "category": "libraries",
+        "stage": "import",
+        "title": f"{library} or a DLL it needs cannot be loaded",
+        "cause": f"Windows could not load {library} or one of its dependencies: most often the "
+        "Microsoft Visual C++ Redistributable (vcruntime140/msvcp140) or, for the torch 2.4 "
+        "wheels' fbgemm.dll, libomp140.x86_64.dll is missing.",
+        "fix": "install the latest Microsoft Visual C++ Redistributable (x64); for fbgemm.dll "
+        "also LLVM's OpenMP runtime (libomp140.x86_64.dll), or a torch release that ships it.",
+        "source": "https://github.com/pytorch/pytorch/issues/131662",
+    }
+
+
+def import_version(e: TypedError) -> dict[str, Any]:
+    symbol = e.symbol or "?"
+    glibc = symbol.startswith("GLIBC_")
+    lib = "glibc" if glibc else "libstdc++"
+    return {
+        "category": "abi",
+        "tags": (lib, "abi"),
+        "stage": "import",
+        "title": f"{lib} older than the binary needs ({symbol})",
+        "cause": f"A library was built with a newer {'glibc' if glibc else 'gcc'} and needs "
+        f"{symbol}; the {lib} loaded at run time is older.",
+        "fix": (
+            "run on a system with that glibc or newer, or build on an older one (manylinux)"
+            if glibc
+            else "put a newer libstdc++.so.6 first (conda's libstdcxx-ng, LD_LIBRARY_PATH), or "
+            "build with the system's gcc"
+        )
+        + ".",
+        "source": "https://gcc.gnu.org/onlinedocs/libstdc++/manual/abi.html",
+    }
+
+
+def import_module(e: TypedError) -> dict[str, Any]:
+    module = e.module or "?"
+    c = by_module(module)
+    top = module.split(".")[0]
+    project = PIP_NAMES.get(module, PIP_NAMES.get(top, top))
+    return with_component(c, ("python-deps", project)) | {
+        "category": "python-deps",
+        "stage": "import",
+        "title": f"Python module {module} not found",
+        "cause": f"{module} is not installed in the interpreter that ran (build isolation or "
+        "another environment hides it).",
+        "fix": f"pip install {project} in that environment (or --no-build-isolation if the "
+        "build needs it at build time).",
+        "source": f"https://pypi.org/project/{project}/",
+    }
