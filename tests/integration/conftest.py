@@ -274,6 +274,7 @@ def _group(item: pytest.Item) -> str:
     return str(marker.args[0] if marker.args else marker.kwargs["name"])
 
 
+@pytest.hookimpl(tryfirst=True)  # before xdist's own, which reads the groups
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Heaviest unit first (stable otherwise); every module without a group is its own."""
     group = {item.nodeid: _group(item) for item in items}
