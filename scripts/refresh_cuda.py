@@ -148,7 +148,7 @@ def _cc_key(cc: str) -> tuple[int, int]:
 def kb_record_for(version: str) -> dict[str, object] | None:
     """The cuda.toml record for ``version``, validated by the KB model (only that file is read,
     so a half-edited neighbour data file cannot get in the way)."""
-    from torchsmith.kb.models import CudaRelease
+    from torchsmith.kb.schema import CudaRelease
 
     data = tomllib.loads(CUDA_TOML.read_text(encoding="utf-8"))
     for row in data.get("cuda", []):

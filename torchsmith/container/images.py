@@ -17,7 +17,7 @@ from pydantic import Field, ValidationError
 
 from torchsmith.errors import KnowledgeBaseError, UnknownEntryError
 from torchsmith.host.model import Compiler, CudaToolkit, HostFacts, PythonInfo
-from torchsmith.kb.models import Sourced
+from torchsmith.kb.schema import Sourced
 
 if sys.version_info >= (3, 11):
     import tomllib

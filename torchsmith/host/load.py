@@ -9,7 +9,7 @@ from pathlib import Path
 
 from torchsmith.errors import UsageError
 from torchsmith.host.model import HostFacts
-from torchsmith.host.record import RecordError
+from torchsmith.kb.record import RecordError
 from torchsmith.runner import Runner
 
 HINT = "give a file written by `torchsmith host --json` (or leave --host-facts out to probe here)"

@@ -1,17 +1,15 @@
 """HostFacts: what this machine has. Produced by :mod:`torchsmith.host.probe` (real probes),
 read from a recorded file (:mod:`torchsmith.host.load`) or built directly in tests. Pure data;
-the planner reads it and never probes by itself. Frozen dataclasses read by
-:class:`~torchsmith.host.record.Record` (no pydantic: every command's start-up reads them)."""
+the planner reads it and never probes by itself. Frozen records read by
+:class:`~torchsmith.kb.record.Record` (no pydantic: every command's start-up reads them)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Literal
 
-from torchsmith.host.record import Record
+from torchsmith.kb.record import Record, field
 
 
-@dataclass(frozen=True)
 class Tool(Record):
     name: str
     path: str
@@ -23,7 +21,6 @@ Family = Literal["gcc", "clang"]
 """Compiler families the planner chooses between."""
 
 
-@dataclass(frozen=True)
 class Compiler(Record):
     family: Family
     version: str
@@ -42,7 +39,6 @@ class Compiler(Record):
         return f"{self.family}-{self.major}"
 
 
-@dataclass(frozen=True)
 class CudaToolkit(Record):
     root: str
     """toolkit root (CUDA_HOME)"""
@@ -53,7 +49,6 @@ class CudaToolkit(Record):
     """how it was found: CUDA_HOME, PATH, /usr/local/cuda-X, ..."""
 
 
-@dataclass(frozen=True)
 class GpuInfo(Record):
     index: int
     name: str
@@ -63,7 +58,6 @@ class GpuInfo(Record):
     uuid: str | None = None
 
 
-@dataclass(frozen=True)
 class PythonInfo(Record):
     path: str
     version: str
@@ -74,7 +68,6 @@ class PythonInfo(Record):
         return ".".join(self.version.split(".")[:2])
 
 
-@dataclass(frozen=True)
 class HostFacts(Record):
     os_id: str = ""
     os_version: str = ""

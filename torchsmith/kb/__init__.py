@@ -4,9 +4,12 @@
 raises :class:`KnowledgeBaseError` naming the file and record. Lookups that find nothing raise
 :class:`UnknownEntryError` with the closest known names.
 
-Start-up: the record models (pydantic) are imported by ``load()``, not by this module, and
-records of the precompiled form (``kb/data/compiled.json``) are built without validation;
-:func:`torchsmith.kb.view.load_view` reads them with no pydantic at all (``torchsmith kb``).
+Start-up: ``load()`` builds the records (frozen dataclasses, :mod:`torchsmith.kb.models`) from
+the precompiled form (``kb/data/compiled.json``) with no pydantic at all; the schema
+(:mod:`torchsmith.kb.schema`, pydantic) validates every record when compiled.json is written and
+whenever it is stale (then the TOML files are read and validated here), and a unit test checks
+that both give the same records. :func:`torchsmith.kb.view.load_view` reads compiled.json for
+``torchsmith kb`` without the fixes.
 """
 
 from __future__ import annotations
@@ -43,7 +46,8 @@ if TYPE_CHECKING:
 
 SCHEMA_VERSION = 1
 M = TypeVar("M", bound="BaseModel")
-# table name in the data files -> its record model in torchsmith.kb.models
+R = TypeVar("R")
+# table name in the data files -> its record's name in torchsmith.kb.models and .schema
 TABLES: dict[str, str] = {
     "release": "Release",
     "cuda": "CudaRelease",
@@ -58,11 +62,19 @@ TABLES: dict[str, str] = {
 
 
 def model_of(table: str) -> type[BaseModel]:
-    """The record model of ``table`` (imports pydantic and the models)."""
+    """The schema of ``table``'s records (imports pydantic and builds the models)."""
+    from torchsmith.kb import schema
+
+    model: type[BaseModel] = getattr(schema, TABLES[table])
+    return model
+
+
+def record_of(table: str) -> type[Any]:
+    """The read-path record class of ``table`` (a frozen dataclass)."""
     from torchsmith.kb import models
 
-    model: type[BaseModel] = getattr(models, TABLES[table])
-    return model
+    record: type[Any] = getattr(models, TABLES[table])
+    return record
 
 
 def normalize_gpu_name(name: str) -> str:
@@ -305,22 +317,21 @@ def _read_table(name: str) -> list[tuple[str, dict[str, Any]]]:
     return _read_all().get(name, [])
 
 
-def _construct(model: type[M], row: dict[str, Any]) -> M:
-    """A record of compiled.json, built without validation: every compiled record passed the
-    model's validation when compiled (a unit test checks that both give equal records), so
-    the models' validators are never built on the read path (start-up time)."""
+def _construct(record: type[R], row: dict[str, Any]) -> R:
+    """The record of a row that the schema validated (in compiled.json, or just now): plain
+    construction, nested records of a fix included."""
     from torchsmith.kb.models import Fix, FixApplies, PatchEdit
 
-    if model is Fix:
-        row = {**row, "applies": FixApplies.model_construct(**row.get("applies", {})),
-               "edits": [PatchEdit.model_construct(**e) for e in row.get("edits", [])]}  # fmt: skip
-    return model.model_construct(**row)
+    if record is Fix:
+        row = {**row, "applies": FixApplies(**row.get("applies", {})),
+               "edits": [PatchEdit(**e) for e in row.get("edits", [])]}  # fmt: skip
+    return record(**row)
 
 
-def _parse(table: str, model: type[M]) -> tuple[M, ...]:
+def _parse(table: str, record: type[R]) -> tuple[R, ...]:
     if _compiled_current():
-        return tuple(_construct(model, row) for _, row in _read_table(table))
-    return validate(table, model)
+        return tuple(_construct(record, row) for _, row in _read_table(table))
+    return tuple(_construct(record, v.model_dump()) for v in validate(table, model_of(table)))
 
 
 def validate(table: str, model: type[M]) -> tuple[M, ...]:

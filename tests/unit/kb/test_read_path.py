@@ -1,42 +1,61 @@
-"""The knowledge base's read path (issue 26): records of the precompiled form are built without
-validation, so no model's validator is built at start-up. This test is the validation: every
-compiled record, validated by its pydantic model, equals the record the read path builds."""
+"""The knowledge base's read path (issue 26): records of the precompiled form are frozen
+records (``kb/models.py``) built with no pydantic, so no model is built at start-up. This test
+is their validation: both definitions have the same fields and defaults, and every compiled
+record, validated by its pydantic schema (``kb/schema.py``), equals the record the read path
+builds."""
 
 from __future__ import annotations
 
 import sys
+from typing import Any
 
 import pytest
+from pydantic_core import PydanticUndefined
 
 from torchsmith import kb
 from torchsmith.kb.facts import render_fix
-from torchsmith.kb.models import Fix
+from torchsmith.kb.record import REQUIRED
 from torchsmith.kb.view import load_view
+
+
+def _default(default: Any) -> Any:
+    if default is REQUIRED:
+        return PydanticUndefined
+    return default.make() if hasattr(default, "make") else default
+
+
+@pytest.mark.parametrize("table", sorted(kb.TABLES))
+def test_records_and_schema_have_the_same_fields_and_defaults(table: str) -> None:
+    schema = kb.model_of(table).model_fields
+    record = {n: _default(d) for n, d in kb.record_of(table).record_fields.items()}
+    assert record == {n: f.get_default(call_default_factory=True) for n, f in schema.items()}
+    assert kb.record_of(table).identity == kb.model_of(table).identity  # type: ignore[attr-defined]
 
 
 @pytest.mark.parametrize("table", sorted(kb.TABLES))
 def test_every_compiled_record_validates_to_what_the_read_path_builds(table: str) -> None:
     assert kb._compiled_current() is not None, "compiled.json is stale: run scripts/compile_kb.py"
-    model = kb.model_of(table)
-    validated = kb.validate(table, model)
-    built = kb._parse(table, model)
-    if model is Fix:
+    validated: tuple[Any, ...] = kb.validate(table, kb.model_of(table))
+    built: tuple[Any, ...] = kb._parse(table, kb.record_of(table))
+    if table == "fix":
         cudas = kb.load().cuda_releases
-        validated = tuple(render_fix(f, cudas) for f in validated)  # type: ignore[arg-type]
-        built = tuple(render_fix(f, cudas) for f in built)  # type: ignore[arg-type]
-    assert built == validated
-    assert [r.model_fields_set for r in built] == [r.model_fields_set for r in validated]
+        validated = tuple(render_fix(f, cudas) for f in validated)
+        built = tuple(render_fix(f, cudas) for f in built)
+    assert [type(r) for r in built] == [kb.record_of(table)] * len(validated)
+    assert [r.model_dump() for r in built] == [v.model_dump() for v in validated]
 
 
-def test_nested_records_of_a_fix_are_models_too() -> None:
+def test_nested_records_of_a_fix_are_records_too() -> None:
+    from torchsmith.kb.models import FixApplies, PatchEdit
+
     fix = next(f for f in kb.load().fixes if f.edits)
-    assert type(fix.applies).__name__ == "FixApplies"
-    assert all(type(e).__name__ == "PatchEdit" for e in fix.edits)
+    assert type(fix.applies) is FixApplies
+    assert all(type(e) is PatchEdit for e in fix.edits)
     assert fix.edits[0].model_dump()  # what the planner does with them
 
 
-def test_loading_builds_no_validator() -> None:
-    """In a fresh import, ``load()`` leaves every record model's schema unbuilt."""
+def test_loading_imports_no_schema() -> None:
+    """In a fresh import, ``load()`` imports no pydantic model of the knowledge base."""
     saved = dict(sys.modules)
     for name in [n for n in sys.modules if n.split(".")[0] == "torchsmith"]:
         del sys.modules[name]
@@ -44,8 +63,7 @@ def test_loading_builds_no_validator() -> None:
         from torchsmith import kb as fresh
 
         fresh.load()
-        models = [fresh.model_of(t) for t in fresh.TABLES]
-        assert not [m.__name__ for m in models if m.__pydantic_complete__]
+        assert "torchsmith.kb.schema" not in sys.modules
     finally:
         sys.modules.clear()
         sys.modules.update(saved)
@@ -56,7 +74,7 @@ def test_a_stale_compiled_form_falls_back_to_validating_the_toml(
 ) -> None:
     monkeypatch.setattr(kb, "_compiled_current", lambda: None)
     monkeypatch.setattr(kb, "_read_all", kb._parse_toml_files)
-    releases = kb._parse("release", kb.model_of("release"))
+    releases = kb._parse("release", kb.record_of("release"))
     assert releases == kb.load().releases
 
 

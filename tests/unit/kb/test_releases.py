@@ -13,6 +13,7 @@ from packaging.version import Version
 from pydantic import ValidationError
 
 from torchsmith import kb
+from torchsmith.kb import schema
 from torchsmith.kb.models import Release
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -173,7 +174,7 @@ def _record(**overrides: Any) -> dict[str, Any]:
 
 
 def test_a_sourced_record_validates() -> None:
-    assert Release.model_validate(_record()).torch == "1.13.1"
+    assert schema.Release.model_validate(_record()).torch == "1.13.1"
 
 
 def test_a_fact_without_a_source_is_rejected() -> None:
@@ -181,14 +182,14 @@ def test_a_fact_without_a_source_is_rejected() -> None:
     sources |= {"cxx_standard": "pytorch/pytorch@v1.13.1:CMakeLists.txt"}
     sources |= dict.fromkeys(("frontend", "env_style"), "pytorch/pytorch@v1.13.1:setup.py")
     sources |= {"split_cuda": "pytorch/pytorch@v1.13.1:CMakeLists.txt"}
-    assert Release.model_validate(_record(sources=sources))
+    assert schema.Release.model_validate(_record(sources=sources))
     with pytest.raises(ValidationError, match="torchvision"):
-        Release.model_validate(_record(sources=sources, torchvision="0.14.1"))
+        schema.Release.model_validate(_record(sources=sources, torchvision="0.14.1"))
 
 
 def test_a_malformed_source_is_rejected() -> None:
     with pytest.raises(ValidationError, match="malformed"):
-        Release.model_validate(_record(sources={"*": "somewhere on the web"}))
+        schema.Release.model_validate(_record(sources={"*": "somewhere on the web"}))
 
 
 # -- scripts/refresh_releases.py: pure parts ------------------------------------------------------
