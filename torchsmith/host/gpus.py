@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 from torchsmith.errors import TorchsmithError, UnknownEntryError
@@ -17,6 +18,10 @@ from torchsmith.runner import Runner
 
 # NVML return codes that mean "no NVIDIA driver here" rather than "something is broken".
 _NVML_ABSENT = {9, 12}  # NVML_ERROR_DRIVER_NOT_LOADED, NVML_ERROR_LIBRARY_NOT_FOUND
+# Where a loaded NVIDIA kernel driver shows (its README, "Verifying the installation":
+# /proc/driver/nvidia/version), and WSL2's GPU device (CUDA on WSL: no kernel module, NVML
+# through /usr/lib/wsl/lib). Neither there: NVML could only say "driver not loaded".
+DRIVER_SIGNS = (Path("/proc/driver/nvidia"), Path("/dev/dxg"))
 
 
 class NoDriverError(ProbeError):
@@ -51,7 +56,11 @@ def read_nvml(nvml: Any) -> dict[str, Any]:
         nvml.nvmlShutdown()
 
 
-def probe_nvml() -> GpuReport:
+def probe_nvml(signs: tuple[Path, ...] = DRIVER_SIGNS) -> GpuReport:
+    """NVML's report; :class:`NoDriverError` without asking it (nor importing ``pynvml``, a
+    fifth of ``torchsmith host``'s own start-up) where no NVIDIA driver shows."""
+    if not any(sign.exists() for sign in signs):
+        raise NoDriverError(f"no NVIDIA driver loaded ({' nor '.join(map(str, signs))})")
     try:
         import pynvml
     except ImportError as exc:

@@ -4,6 +4,7 @@ H100 machine (tests/fixtures/device-h100)."""
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -150,3 +151,15 @@ def test_probe_nvml_without_a_driver_here() -> None:
     except gpus.NoDriverError:
         return
     assert report.driver_version  # on a GPU machine NVML answers
+
+
+def test_no_driver_shown_is_no_driver_without_asking_nvml(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No /proc/driver/nvidia and no /dev/dxg (WSL2): NVML is not imported nor asked."""
+    monkeypatch.setitem(sys.modules, "pynvml", None)  # importing it would fail loudly
+    with pytest.raises(gpus.NoDriverError, match="no NVIDIA driver loaded"):
+        gpus.probe_nvml((tmp_path / "proc-driver-nvidia", tmp_path / "dxg"))
+    (tmp_path / "dxg").touch()
+    with pytest.raises(ProbeError, match="nvidia-ml-py is not installed"):
+        gpus.probe_nvml((tmp_path / "proc-driver-nvidia", tmp_path / "dxg"))
