@@ -68,6 +68,7 @@ def test_plan_imports_no_elf_library_no_inspect_and_no_probe(
     assert not {m for m in modules if m.startswith("torchsmith.inspect")}
     assert "torchsmith.host.probe" not in modules  # --host-facts given: no probe at all
     assert "torchsmith.console" not in modules  # --json: no rich
+    assert "torchsmith.kb.schema" not in modules  # the KB's records are read without pydantic
     assert commands_in(modules) <= {"torchsmith.commands.plan", "torchsmith.commands.spec_args"}
 
 
