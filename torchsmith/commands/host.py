@@ -6,18 +6,20 @@ import argparse
 import os
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from rich.markup import escape
-from rich.table import Table
-
-from torchsmith.console import out, print_json, print_table, shown, table
 from torchsmith.host import HostFacts
 from torchsmith.host.probe import probe_host
+from torchsmith.jsonout import print_json
 from torchsmith.proc import HOST
+
+if TYPE_CHECKING:
+    from rich.table import Table
 
 
 def _table(title: str, columns: tuple[str, ...], rows: Sequence[tuple[str, ...]]) -> Table:
+    from torchsmith.console import shown, table
+
     grid = table(title, *columns)
     for row in rows:
         grid.add_row(*(shown(cell) for cell in row))
@@ -64,6 +66,10 @@ def _host(args: argparse.Namespace) -> int:
     if args.json:
         print_json(host.model_dump(mode="json"))
         return 0
+    from rich.markup import escape  # rich: only for the tables
+
+    from torchsmith.console import out, print_table
+
     for grid in _tables(host):
         print_table(grid)
     for warning in host.warnings:

@@ -114,3 +114,11 @@ def test_listed_help_is_each_modules_own_help() -> None:
     sub = next(a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction))
     registered = {choice.dest: choice.help for choice in sub._choices_actions}
     assert registered == COMMANDS
+
+
+def test_the_host_command_imports_rich_only_for_its_tables() -> None:
+    """``host --json`` prints JSON: importing the command (and the probe) brings no rich."""
+    import importlib
+
+    modules = fresh_modules(lambda: importlib.import_module("torchsmith.commands.host"))
+    assert "torchsmith.host.probe" in modules and "torchsmith.console" not in modules
