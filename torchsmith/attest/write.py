@@ -21,9 +21,13 @@ if TYPE_CHECKING:
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 
-def build_time(manifest: Mapping[str, Any]) -> datetime.datetime:
-    """The SBOM's time: SOURCE_DATE_EPOCH when the build had one, else the manifest's."""
-    epoch = str(manifest.get("env", {}).get("SOURCE_DATE_EPOCH", ""))
+def build_time(
+    manifest: Mapping[str, Any], source: Mapping[str, Any] | None = None
+) -> datetime.datetime:
+    """The SBOM's time: the wheel's SOURCE_DATE_EPOCH — its source's (``epoch``, resolved at
+    fetch: a companion's may be its own commit's date), else the build's variable — else the
+    manifest's."""
+    epoch = str((source or {}).get("epoch") or manifest.get("env", {}).get("SOURCE_DATE_EPOCH", ""))
     if epoch.isdigit():
         return datetime.datetime.fromtimestamp(int(epoch), tz=datetime.timezone.utc)
     created = str(manifest.get("created", "1970-01-01T00:00:00Z"))
@@ -40,7 +44,8 @@ def attest(
 ) -> list[Path]:
     """Write ``subject``'s SBOM, provenance and (with ``key``) envelope; their paths."""
     digest = sha256_file(subject.wheel)
-    sbom = make_sbom(subject, member_hashes(subject.wheel), digest, build_time(manifest))
+    when = build_time(manifest, subject.source)
+    sbom = make_sbom(subject, member_hashes(subject.wheel), digest, when)
     written = [atomic.write_text(sbom_path(subject.wheel), sbom)]
     sbom_sha = hashlib.sha256(sbom.encode()).hexdigest()
     body = statement_bytes(make_statement(subject, digest, manifest, sbom_sha))

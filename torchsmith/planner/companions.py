@@ -17,6 +17,7 @@ from torchsmith.plan_types import CompanionBuild, CompanionBuildPlan, TorchFacts
 from torchsmith.planner.companion_env import companion_env, system_packages
 from torchsmith.planner.companion_source import route, source_fields
 from torchsmith.planner.context import Ctx, decide
+from torchsmith.planner.reproducible import companion_epoch
 
 DEBIAN_PACKAGE = {
     "torchvision": "pytorch-vision",
@@ -80,8 +81,7 @@ def _same_abi(ctx: Ctx, facts: TorchFacts) -> None:
     ctx.problem(
         f"--{'' if asked else 'no-'}cxx11-abi, but the --against torch uses "
         f"_GLIBCXX_USE_CXX11_ABI={int(has)} ({facts.abi_evidence[:200]})",
-        "drop the flag: companions are compiled with the ABI of the torch they are built "
-        "against",
+        "drop the flag: companions are compiled with the ABI of the torch they are built against",
         "cxx11_abi",
     )
 
@@ -193,7 +193,10 @@ def _one_build(
         name=comp.name,
         version=comp.version,
         **where,
-        env=companion_env(comp.name, comp.version, facts, jobs, arch_list),
+        env=[
+            *companion_env(comp.name, comp.version, facts, jobs, arch_list),
+            companion_epoch(where.get("source", {}).get("kind"), ctx.release),
+        ],
         system_packages=system_packages(comp.name, comp.version, ctx.host.os_id),
         smoke=SMOKE[comp.name],
         reason=f"{why}; {comp.reason}",

@@ -1,11 +1,18 @@
 """What makes two builds of one plan give the same bytes, whatever the workspace path, the
 compiler cache's state or the clock (issue 29): decisions of the plan, each with its reason.
 
-* ``SOURCE_DATE_EPOCH`` (https://reproducible-builds.org/specs/source-date-epoch/): the
-  release's date as the knowledge base records it (``kb/data/releases.toml`` ``date``, with its
-  source), midnight UTC. setuptools' ``bdist_wheel`` (pypa/wheel@0.48.0:src/wheel/wheelfile.py
-  ``get_zipinfo_datetime``) and auditwheel's re-zip read it; torchsmith's own normalisation of
-  the final wheel (:mod:`torchsmith.packaging.wheel_normal`) stamps every member with it.
+* ``SOURCE_DATE_EPOCH`` (https://reproducible-builds.org/specs/source-date-epoch/): the date
+  of the source's last change. The planner reads no files, so for a git source (torch's, or a
+  companion's) it plans *how* the epoch is got — the committer date of the commit fetched —
+  and for a Debian source the date of ``debian/changelog``'s top entry (dpkg-parsechangelog's
+  ``-STimestamp``), else the release's date; the fetch step resolves it
+  (:mod:`torchsmith.sources.epoch`) and records it with the source. Every other source (a
+  tarball, a path, ``--against``) gets the release's date as the knowledge base records it
+  (``kb/data/releases.toml`` ``date``, with its source), midnight UTC. :func:`build_epoch` is
+  the one answer to "the epoch of this build" that every step asks. setuptools'
+  ``bdist_wheel`` (pypa/wheel@0.48.0:src/wheel/wheelfile.py ``get_zipinfo_datetime``) and
+  auditwheel's re-zip read it; torchsmith's own normalisation of the final wheel
+  (:mod:`torchsmith.packaging.wheel_normal`) stamps every member with it.
 * Deterministic static archives: CMake's archive rules with ``ar``'s ``D`` modifier (zero
   timestamps, uids and modes: binutils ``ar`` manual, "D"), forwarded to CMake by the release's
   setup.py as every ``CMAKE_*`` variable is (pytorch/pytorch@v1.13.1:tools/setup_helpers/cmake.py
@@ -31,9 +38,15 @@ compiler cache's state or the clock (issue 29): decisions of the plan, each with
 from __future__ import annotations
 
 import datetime as dt
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Literal
 
+from torchsmith.errors import InternalError
 from torchsmith.kb.models import Release
-from torchsmith.plan_model import EnvSetting
+from torchsmith.plan_model import BuildPlan, EnvSetting
+from torchsmith.plan_types import CompanionBuild, EnvValue
 from torchsmith.planner.context import Ctx
 
 ZIP_EPOCH = 315532800
@@ -67,18 +80,115 @@ def release_date(release: Release | None) -> tuple[int, str]:
     return date_epoch(release.date), why
 
 
-def _epoch_reason(why: str) -> str:
-    return (
-        f"{why}, midnight UTC: every time the build writes (wheel members, archives) is this "
-        f"one, never the clock, for torch and the companions of this plan ({SPEC})"
-    )
+EPOCH = "SOURCE_DATE_EPOCH"
+COMMIT_DATE = "commit-date"
+CHANGELOG = "debian-changelog"
+EpochHow = Literal["commit-date", "debian-changelog", "fixed"]
+_RULE = re.compile(r"^(commit-date|debian-changelog)(?: else (\d+))?$")
+_EVERY_TIME = (
+    f"every time the build writes (wheel members, archives) is this one, never the clock ({SPEC})"
+)
+
+
+@dataclass(frozen=True)
+class EpochRule:
+    """How the epoch of a build is got: ``fixed`` (the plan's number), or resolved when the
+    source is fetched (``commit-date``, ``debian-changelog``; ``fallback``: the changelog's
+    absence)."""
+
+    how: EpochHow
+    fallback: int | None = None
+
+    @property
+    def value(self) -> str:
+        """The plan's spelling: ``1738108800``, ``commit-date``, ``debian-changelog else N``."""
+        if self.how == "fixed":
+            return str(self.fallback)
+        return self.how if self.fallback is None else f"{self.how} else {self.fallback}"
+
+
+def epoch_rule(value: str) -> EpochRule:
+    """The rule a plan's ``SOURCE_DATE_EPOCH`` value spells (:attr:`EpochRule.value`)."""
+    if value.isdigit():
+        return EpochRule("fixed", int(value))
+    match = _RULE.match(value)
+    if match is None:
+        raise InternalError(f"{EPOCH} = {value!r} is no epoch rule", "report this as a bug")
+    how: EpochHow = "commit-date" if match[1] == COMMIT_DATE else "debian-changelog"
+    return EpochRule(how, int(match[2]) if match[2] else None)
+
+
+def _fixed_reason(why: str) -> str:
+    return f"{why}, midnight UTC: {_EVERY_TIME}"
+
+
+def epoch_of_source(kind: str | None, release: Release | None) -> tuple[EpochRule, str]:
+    """The rule for a source of ``kind`` (None: Debian's source package of a companion) and
+    why: a git commit's date, Debian's changelog (else the release's date), or the release's."""
+    epoch, why = release_date(release)
+    if kind == "git":
+        return EpochRule("commit-date"), (
+            "the committer date of the commit fetched (git show -s --format=%ct COMMIT, run "
+            "by the fetch step; recorded with the source as epoch/epoch_from): the source's "
+            f"own last change, so two commits get two epochs and one commit one; {_EVERY_TIME}"
+        )
+    if kind in ("debian", None):
+        return EpochRule("debian-changelog", epoch), (
+            "the date of debian/changelog's top entry (its trailer line, as "
+            "dpkg-parsechangelog -STimestamp reads it), read by the fetch step and recorded "
+            f"with the source; without it (the mirror serves no packaging tarball): {why}, "
+            f"midnight UTC; {_EVERY_TIME}"
+        )
+    return EpochRule("fixed", epoch), _fixed_reason(why)
 
 
 def source_date_epoch(ctx: Ctx) -> EnvSetting:
-    """The release's date: torch's own build, and the companions built in or against this
-    plan (the KB pairs each companion release with a torch release: one date for both)."""
-    epoch, why = release_date(ctx.release)
-    return EnvSetting(name="SOURCE_DATE_EPOCH", value=str(epoch), reason=_epoch_reason(why))
+    """torch's own build: how its source's epoch is got (:func:`epoch_of_source`)."""
+    kind = "path" if ctx.spec.against else ctx.spec.source.split(":")[0]  # --against: no torch
+    rule, why = epoch_of_source(kind, ctx.release)
+    return EnvSetting(name=EPOCH, value=rule.value, reason=why)
+
+
+def companion_epoch(kind: str | None, release: Release | None) -> EnvValue:
+    """A companion's: its own git commit's date, its Debian changelog's, or the release date
+    of the torch it is paired with (the KB pairs each companion release with a torch's)."""
+    rule, why = epoch_of_source(kind, release)
+    return EnvValue(name=EPOCH, value=rule.value, reason=why)
+
+
+def epoch_rule_of(value: str | None) -> EpochRule:
+    """The rule of a plan's value; a plan written before it (None): the fixed 1980-01-01."""
+    return epoch_rule(value) if value else EpochRule("fixed", ZIP_EPOCH)
+
+
+def build_epoch(value: str | None, source: Mapping[str, Any] | None) -> int:
+    """THE epoch of a build: the plan's ``SOURCE_DATE_EPOCH`` value (``value``; None: a plan
+    written before it, 1980) and, for a rule resolved at fetch, the fetched source's record
+    (``epoch``: the source record of the manifest, a companion's fetch record)."""
+    rule = epoch_rule_of(value)
+    if rule.how == "fixed" and rule.fallback is not None:
+        return rule.fallback
+    epoch = (source or {}).get("epoch")
+    if not str(epoch).isdigit():
+        raise InternalError(
+            f"{EPOCH} is resolved when the source is fetched ({rule.value}), but the fetched "
+            "source records none",
+            "the plan's steps are out of order; report this as a torchsmith bug",
+        )
+    return int(str(epoch))
+
+
+def plan_epoch(plan: BuildPlan, source: Mapping[str, Any] | None) -> int:
+    """torch's build: :func:`build_epoch` of the plan's value."""
+    return build_epoch(plan.env_dict().get(EPOCH), source)
+
+
+def companion_build_epoch(
+    plan: BuildPlan, comp: CompanionBuild, source: Mapping[str, Any] | None
+) -> int:
+    """A companion's: its own planned value (plans before it: the plan's), its fetch record."""
+    own = next((v.value for v in comp.env if v.name == EPOCH), None)
+    return build_epoch(own or plan.env_dict().get(EPOCH), source)
 
 
 def archive_env(ctx: Ctx) -> list[EnvSetting]:

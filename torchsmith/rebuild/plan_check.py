@@ -78,6 +78,12 @@ def check_same_plan(plan: BuildPlan, manifest: Mapping[str, Any], path: Path) ->
     )
 
 
+def _epoch(source: Any) -> int | None:
+    """The source's recorded SOURCE_DATE_EPOCH (manifests before it: None)."""
+    epoch = source.get("epoch") if isinstance(source, dict) else None
+    return int(epoch) if isinstance(epoch, int) else None
+
+
 def recorded_of(manifest: Mapping[str, Any], path: Path, allow_drift: bool) -> Recorded:
     source = manifest.get("source", {})
     identity = source.get("identity") if isinstance(source, dict) else None
@@ -85,6 +91,7 @@ def recorded_of(manifest: Mapping[str, Any], path: Path, allow_drift: bool) -> R
     return Recorded(
         manifest=path.name,
         source_identity=str(identity) if identity else None,
+        epoch=_epoch(source),
         toolchain={str(k): str(v) for k, v in toolchain.items()}
         if isinstance(toolchain, dict)
         else {},

@@ -48,6 +48,7 @@ def source_record(tree: SourceTree, build_tree: Path) -> dict[str, Any]:
         "kind": tree.kind,
         "version": tree.version,
         "identity": tree.identity,
+        **tree.epoch_record(),
         "fetched_to": str(tree.root),
         "built_in": str(build_tree),
         "details": dict(tree.details),

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 SourceKind = Literal["git", "debian", "path", "tarball", "bundle"]
 
@@ -25,6 +25,14 @@ class SourceTree:
     version: str
     owned: bool
     details: dict[str, str] = field(default_factory=dict)
+    epoch: int | None = None
+    """Its SOURCE_DATE_EPOCH, resolved by the fetch step (:mod:`torchsmith.sources.epoch`)."""
+    epoch_from: str = ""
+    """Where ``epoch`` came from (a commit's date, Debian's changelog, the plan)."""
+
+    def epoch_record(self) -> dict[str, Any]:
+        """``epoch`` and ``epoch_from`` as the manifest's source record holds them."""
+        return {"epoch": self.epoch, "epoch_from": self.epoch_from}
 
 
 BUILD_DEPENDS = "build_depends"

@@ -24,6 +24,9 @@ from torchsmith.sources import apt, owned
 from torchsmith.sources.archive import safe_extract, single_top_dir
 from torchsmith.sources.base import SourceTree
 
+DEBIAN_TARBALL = "debian_tarball"
+"""The details key naming the downloaded packaging tarball (its ``debian/changelog``)."""
+
 _ORIG = ".orig.tar."
 
 
@@ -160,6 +163,9 @@ def fetch_orig(
         "checked": "sha256 of the orig equals the signed Sources index's",
         **{f"unavailable:{name}": why for name, why in unavailable.items()},
     }
+    packaging = [f.name for f in files if ".debian.tar." in f.name and f.name not in unavailable]
+    if packaging:  # its debian/changelog dates the build (sources/epoch.py)
+        details[DEBIAN_TARBALL] = str(pkgdir / "download" / packaging[0])
     if any(name.endswith((".dsc", ".debian.tar.xz")) for name in unavailable):
         details["patches"] = "Debian's .dsc/packaging tarball not served: upstream tree unpatched"
     root = single_top_dir(pkgdir / "orig-tree" / "src")

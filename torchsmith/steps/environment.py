@@ -14,6 +14,7 @@ import re
 import sys
 from collections.abc import Iterable, Mapping
 from pathlib import Path
+from typing import Any
 
 from packaging.requirements import InvalidRequirement, Requirement
 
@@ -22,6 +23,7 @@ from torchsmith.cache.dist import forwarded_env, parse_dist_status
 from torchsmith.cache.remote import ccache_remote_problem
 from torchsmith.errors import HostError
 from torchsmith.plan_model import BuildPlan
+from torchsmith.planner.reproducible import EPOCH, plan_epoch
 from torchsmith.report.ninja import NINJA_STATUS
 from torchsmith.steps.context import BuildContext
 from torchsmith.steps.state import BuildEnv, BuildState, Toolchain
@@ -90,9 +92,12 @@ def compose_env(
     tools: Toolchain,
     venv: Path,
     cache: CompilerCache,
+    *,
+    source: Mapping[str, Any] | None = None,
 ) -> tuple[dict[str, str], frozenset[str]]:
     """The build's variables: base env (less Python overrides) < cache < compilers < plan.
-    MAX_JOBS is the plan's, or its local count when the plan's cluster did not answer."""
+    MAX_JOBS is the plan's, or its local count when the plan's cluster did not answer;
+    SOURCE_DATE_EPOCH the one the fetched ``source`` resolved (:func:`plan_epoch`)."""
     drop = {*_DROP, *_secret_names(plan)}  # the cache's secrets reach it only as its config
     env = {k: v for k, v in base.items() if k not in drop}
     own: dict[str, str] = {
@@ -108,6 +113,8 @@ def compose_env(
         if plan.arch_list:
             own["TORCH_CUDA_ARCH_LIST"] = plan.arch_list
     own.update(plan.env_dict())
+    if EPOCH in own:
+        own[EPOCH] = str(plan_epoch(plan, source))
     own["MAX_JOBS"] = str(_jobs(plan, cache, own["MAX_JOBS"]))
     own["VIRTUAL_ENV"] = str(venv)
     own["PATH"] = f"{venv / 'bin'}:{base.get('PATH', '/usr/bin:/bin')}"
@@ -189,10 +196,15 @@ def _cache_setup(plan: BuildPlan) -> CachePlan:
 
 
 def prepare_environment(
-    ctx: BuildContext, tools: Toolchain, tree: Path, base: Mapping[str, str] | None = None
+    ctx: BuildContext,
+    tools: Toolchain,
+    tree: Path,
+    base: Mapping[str, str] | None = None,
+    source: Mapping[str, Any] | None = None,
 ) -> BuildEnv:
     """Make (once) the workspace's Python env; compose the build's variables over ``base``
-    (the executor's environment, plus the CUDA toolkit's variables for CUDA builds)."""
+    (the executor's environment, plus the CUDA toolkit's variables for CUDA builds) and the
+    fetched ``source``'s epoch."""
     venv = ctx.workspace.venv
     base = ctx.executor.environment() if base is None else base
     cache = cache_from_plan(_cache_setup(ctx.plan), ctx.options.cache_root, tools.cache, base)
@@ -200,11 +212,11 @@ def prepare_environment(
         cache.directory.mkdir(parents=True, exist_ok=True)
     check_remote_support(ctx, cache, _cache_setup(ctx.plan))
     cache = with_cluster(cache, _cache_setup(ctx.plan), base)
-    env, keys = compose_env(base, ctx.plan, tools, venv, cache)
+    env, keys = compose_env(base, ctx.plan, tools, venv, cache, source=source)
     checked = check_cluster(ctx, cache, env)
     if checked is not cache:
         cache = checked
-        env, keys = compose_env(base, ctx.plan, tools, venv, cache)
+        env, keys = compose_env(base, ctx.plan, tools, venv, cache, source=source)
     if not ctx.workspace.is_done(STAGE):
         with ctx.stage(STAGE, f"Python env {venv} + build requirements"):
             _make_venv(ctx, tools, tree, env)
@@ -214,4 +226,7 @@ def prepare_environment(
 
 def run(ctx: BuildContext, state: BuildState) -> None:
     """Step ``environment``."""
-    state.benv = prepare_environment(ctx, state.tools, state.need_tree(), state.build_env_base())
+    source = state.need_fetched().epoch_record()
+    state.benv = prepare_environment(
+        ctx, state.tools, state.need_tree(), state.build_env_base(), source
+    )

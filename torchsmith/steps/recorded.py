@@ -21,6 +21,8 @@ class Recorded:
 
     manifest: str
     source_identity: str | None = None
+    epoch: int | None = None
+    """The source's SOURCE_DATE_EPOCH the build used (manifests before it: None, unchecked)."""
     toolchain: Mapping[str, str] = field(default_factory=dict)
     allow_drift: bool = False
     """Another compiler version is warned, not refused."""
@@ -67,4 +69,18 @@ def check_source(recorded: Recorded | None, tree: SourceTree) -> None:
         f"{recorded.source_identity}",
         "the tag or archive moved since the build: fetch the recorded commit or archive "
         "(a bundle: torchsmith source bundle) and rebuild from it",
+    )
+
+
+def check_epoch(recorded: Recorded | None, tree: SourceTree) -> None:
+    """The epoch resolved for the fetched tree is the recorded one (the same bytes need the
+    same times; the same commit or changelog gives it, so a difference is a changed rule)."""
+    if recorded is None or recorded.epoch in (None, tree.epoch):
+        return
+    raise SourceError(
+        f"the source's SOURCE_DATE_EPOCH is {tree.epoch} ({tree.epoch_from}), "
+        f"{recorded.manifest} records {recorded.epoch}: the wheel's times would differ",
+        "the plan and the source are the recorded ones, so where the date is read from changed "
+        "(the mirror serves Debian's packaging tarball now, or no longer): rebuild where the "
+        "recorded files are served",
     )

@@ -26,9 +26,10 @@ from pathlib import Path
 from typing import Any
 
 from torchsmith.errors import BuildError, InternalError, ToolError
-from torchsmith.packaging.wheel_normal import ZIP_EPOCH, normalise_wheel
+from torchsmith.packaging.wheel_normal import normalise_wheel
 from torchsmith.packaging.wheel_rpath import PatchRun, scrub_wheel
 from torchsmith.plan_model import BuildPlan
+from torchsmith.planner.reproducible import plan_epoch
 from torchsmith.steps.context import BuildContext, failure_lines
 from torchsmith.steps.state import BuildState
 
@@ -223,16 +224,10 @@ def declare_pip_deps(ctx: BuildContext, wheel: Path, env: Mapping[str, str]) -> 
     return {"requires": list(pins.requires), "changed": changed, "source": pins.source}
 
 
-def plan_epoch(plan: BuildPlan) -> int:
-    """The plan's SOURCE_DATE_EPOCH (planner/reproducible.py); plans written before it: 1980."""
-    value = plan.env_dict().get("SOURCE_DATE_EPOCH", "")
-    return int(value) if value.isdigit() else ZIP_EPOCH
-
-
-def normalise(plan: BuildPlan, wheel: Path) -> dict[str, Any]:
+def normalise(epoch: int, wheel: Path) -> dict[str, Any]:
     """The final wheel in torchsmith's normal form (:mod:`torchsmith.packaging.wheel_normal`):
-    sorted members, the plan's epoch as every time, fixed modes, RECORD ordered."""
-    epoch = plan_epoch(plan)
+    sorted members, the build's epoch (planner/reproducible.py ``build_epoch``) as every
+    time, fixed modes, RECORD ordered."""
     normalise_wheel(wheel, epoch)
     return {"source_date_epoch": epoch, "bytes": wheel.stat().st_size}
 
@@ -243,6 +238,7 @@ def run(ctx: BuildContext, state: BuildState) -> None:
     wheel, record = repair(ctx, state.need_wheel(), state.need_benv().env)
     if ctx.plan.linking.get("cuda") and ctx.plan.linking["cuda"].value == "pip-deps":
         record["pip_deps"] = declare_pip_deps(ctx, wheel, state.need_benv().env)
-    record["normalised"] = normalise(ctx.plan, wheel)
+    epoch = plan_epoch(ctx.plan, state.need_fetched().epoch_record())
+    record["normalised"] = normalise(epoch, wheel)
     state.wheel, state.repaired = wheel, record
     ctx.reporter.message(f"repair: {wheel.name} ({record['bytes_after']} bytes)")

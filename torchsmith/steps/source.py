@@ -7,17 +7,23 @@ workspace's ``src/`` copy, made once and atomically. ``--in-place`` builds in th
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from pathlib import Path
 
+from torchsmith.planner.reproducible import EPOCH, epoch_rule_of
 from torchsmith.redact import redact_url
 from torchsmith.sources import fetch_source
 from torchsmith.sources.base import SourceTree
+from torchsmith.sources.epoch import SourceEpoch, source_epoch
 from torchsmith.sources.git import unpinned_warning
 from torchsmith.sources.version_check import check_tree_version
 from torchsmith.steps.context import BuildContext
-from torchsmith.steps.recorded import check_source
+from torchsmith.steps.recorded import check_epoch, check_source
 from torchsmith.steps.state import BuildState
+
+EPOCH_MARKER = "source-epoch"
+"""The workspace's record of the epoch resolved for its tree (``stages/source-epoch.done``)."""
 
 
 def fetch(ctx: BuildContext, env: dict[str, str]) -> SourceTree:
@@ -60,10 +66,32 @@ def build_tree(ctx: BuildContext, tree: SourceTree) -> Path:
     return dest
 
 
+def recorded_epoch(ctx: BuildContext, tree: SourceTree) -> SourceEpoch | None:
+    """The epoch an earlier run of this workspace resolved for this very tree."""
+    done = ctx.workspace.read_marker(EPOCH_MARKER) if ctx.workspace.is_done(EPOCH_MARKER) else {}
+    if done.get("identity") != tree.identity or not str(done.get("epoch")).isdigit():
+        return None
+    return SourceEpoch(int(done["epoch"]), str(done.get("epoch_from", "")))
+
+
+def with_epoch(ctx: BuildContext, tree: SourceTree, env: dict[str, str]) -> SourceTree:
+    """``tree`` with its SOURCE_DATE_EPOCH as the plan says to get it (planner/reproducible.py),
+    resolved once per workspace and recorded there: a resumed build uses the same value."""
+    found = recorded_epoch(ctx, tree)
+    if found is None:
+        rule = epoch_rule_of(ctx.plan.env_dict().get(EPOCH))
+        found = source_epoch(rule, tree.root, tree.details, env, ctx.executor)
+        ctx.workspace.mark_done(EPOCH_MARKER, {"identity": tree.identity, **found.record()})
+    ctx.reporter.message(f"{EPOCH} {found.epoch}: {found.epoch_from}")
+    return dataclasses.replace(tree, epoch=found.epoch, epoch_from=found.epoch_from)
+
+
 def run_fetch(ctx: BuildContext, state: BuildState) -> None:
-    """Step ``fetch``."""
-    state.fetched = fetch(ctx, state.base_env)
-    check_source(ctx.options.recorded, state.fetched)  # rebuild: the recorded tree only
+    """Step ``fetch``: the tree, and the epoch of its build."""
+    tree = fetch(ctx, state.base_env)
+    check_source(ctx.options.recorded, tree)  # rebuild: the recorded tree only
+    state.fetched = with_epoch(ctx, tree, state.base_env)
+    check_epoch(ctx.options.recorded, state.fetched)  # rebuild: the recorded epoch only
 
 
 def run_copy(ctx: BuildContext, state: BuildState) -> None:

@@ -85,6 +85,8 @@ def test_the_sbom_time_is_the_builds_source_date_epoch() -> None:
     assert build_time(manifest()) == datetime.datetime(2025, 1, 27, tzinfo=datetime.timezone.utc)
     no_epoch = {**manifest(), "env": {}}
     assert build_time(no_epoch).isoformat() == "2026-11-27T08:00:00+00:00"
+    own = build_time(manifest(), {"epoch": 1744368318})  # a companion's own source's epoch
+    assert own.isoformat() == "2025-04-11T10:45:18+00:00"
 
 
 def test_attest_writes_the_sbom_and_provenance_beside_the_wheel(tmp_path: Path) -> None:

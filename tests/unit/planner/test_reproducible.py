@@ -1,26 +1,88 @@
 """Issue 29: what makes two builds of one plan give the same bytes is planned, with reasons —
-SOURCE_DATE_EPOCH from the release's recorded date, ar's deterministic mode for CMake's static
+SOURCE_DATE_EPOCH from the source (a git commit's date, Debian's changelog) or the release's
+recorded date, ar's deterministic mode for CMake's static
 archives, and a note when no compiler cache makes the objects' paths relative."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from tests.unit.planner.kb import ci_host, mini_kb
 from torchsmith import kb
+from torchsmith.errors import InternalError
 from torchsmith.plan import resolve
-from torchsmith.planner.reproducible import ZIP_EPOCH, date_epoch
+from torchsmith.plan_model import EnvSetting
+from torchsmith.planner.reproducible import (
+    ZIP_EPOCH,
+    EpochRule,
+    build_epoch,
+    date_epoch,
+    epoch_rule,
+    plan_epoch,
+)
 from torchsmith.spec_sources import resolve_spec
-from torchsmith.steps.repair import plan_epoch
+
+TARBALL = "tarball:https://example.invalid/pytorch-v2.6.0.tar.gz#sha256=" + "0" * 64
 
 
-def test_the_epoch_is_the_release_date_from_the_kb() -> None:
-    plan = resolve(resolve_spec(cli={"torch": "2.6.0", "accelerator": "cpu"}), kb.load(), ci_host())
+def _epoch(cli: dict[str, str], kbase: kb.KnowledgeBase | None = None) -> EnvSetting:
+    plan = resolve(resolve_spec(cli=cli), kbase or kb.load(), ci_host())
     [epoch] = [e for e in plan.env if e.name == "SOURCE_DATE_EPOCH"]
-    assert epoch.value == "1738108800" == str(date_epoch("2025-01-29"))
-    assert "2025-01-29" in epoch.reason and "releases.toml" in epoch.reason
-    assert "pypi.org/project/torch/2.6.0" in epoch.reason  # the date's own source
-    assert plan_epoch(plan) == 1738108800
+    return epoch
+
+
+def test_a_tarball_gets_the_release_date_from_the_kb() -> None:
+    plan = resolve(
+        resolve_spec(cli={"torch": "2.6.0", "accelerator": "cpu", "source": TARBALL}),
+        kb.load(),
+        ci_host(),
+    )
+    epoch = plan.env_dict()["SOURCE_DATE_EPOCH"]
+    assert epoch == "1738108800" == str(date_epoch("2025-01-29"))
+    reason = next(e.reason for e in plan.env if e.name == "SOURCE_DATE_EPOCH")
+    assert "2025-01-29" in reason and "releases.toml" in reason
+    assert "pypi.org/project/torch/2.6.0" in reason  # the date's own source
+    assert plan_epoch(plan, None) == 1738108800  # no fetched record needed
+
+
+def test_a_git_source_plans_the_fetched_commits_date() -> None:
+    """Two commits of main get two epochs: the plan says how, the fetch step resolves it."""
+    epoch = _epoch({"torch": "2.6.0", "accelerator": "cpu", "source": "git"})
+    assert epoch.value == "commit-date"
+    assert "git show -s --format=%ct" in epoch.reason and "two commits" in epoch.reason
+
+
+def test_a_debian_source_plans_its_changelogs_date_else_the_release_date() -> None:
+    epoch = _epoch({"torch": "1.13.1", "accelerator": "cpu", "source": "debian"})
+    release = date_epoch(str(kb.load().release("1.13.1").date))
+    assert epoch_rule(epoch.value) == EpochRule("debian-changelog", release)
+    assert epoch.value == f"debian-changelog else {release}"
+    assert "dpkg-parsechangelog -STimestamp" in epoch.reason and "releases.toml" in epoch.reason
+
+
+def test_the_build_epoch_is_the_plans_number_or_the_fetched_sources() -> None:
+    assert build_epoch("1738108800", {"epoch": 5}) == 1738108800
+    assert build_epoch("commit-date", {"epoch": 1795780808}) == 1795780808
+    assert build_epoch("debian-changelog else 7", {"epoch": 1744368318}) == 1744368318
+    assert build_epoch(None, None) == ZIP_EPOCH  # a plan written before the variable
+    with pytest.raises(InternalError, match="resolved when the source is fetched"):
+        build_epoch("commit-date", {})
+    with pytest.raises(InternalError, match="no epoch rule"):
+        epoch_rule("yesterday")
+
+
+def test_each_companion_plans_its_own_sources_epoch() -> None:
+    """torchvision from git: its own commit's date; from Debian: its changelog's."""
+    for source, value in (("git", "commit-date"), ("debian", "debian-changelog else 1738108800")):
+        cli = {"torch": "2.6.0", "accelerator": "cpu", "companions": "torchvision",
+               "source": source}  # fmt: skip
+        plan = resolve(resolve_spec(cli=cli), kb.load(), ci_host())
+        assert plan.companion_build is not None
+        [comp] = plan.companion_build.builds
+        [epoch] = [v for v in comp.env if v.name == "SOURCE_DATE_EPOCH"]
+        assert epoch.value == value, source
 
 
 def test_the_same_spec_plans_the_same_env_wherever_and_whenever(tmp_path: Path) -> None:
@@ -37,7 +99,8 @@ def test_the_same_spec_plans_the_same_env_wherever_and_whenever(tmp_path: Path) 
 
 
 def test_a_release_without_a_date_gets_the_zip_floor() -> None:
-    plan = resolve(resolve_spec(cli={"torch": "2.5.1", "accelerator": "cpu"}), mini_kb(), ci_host())
+    cli = {"torch": "2.5.1", "accelerator": "cpu", "source": TARBALL}
+    plan = resolve(resolve_spec(cli=cli), mini_kb(), ci_host())
     env = plan.env_dict()
     assert env["SOURCE_DATE_EPOCH"] == str(ZIP_EPOCH)
     assert date_epoch("1970-01-02") == ZIP_EPOCH  # never before what a zip entry holds
@@ -75,3 +138,14 @@ def test_a_tree_in_no_repository_never_asks_the_one_around_the_workspace() -> No
     assert "generate_torch_version.py" in env["GIT_DIR"].reason
     git = resolve_spec(cli={"torch": "1.13.1", "accelerator": "cpu", "source": "git"})
     assert "GIT_DIR" not in resolve(git, kb.load(), ci_host()).env_dict()  # its own .git
+
+
+def test_the_plan_text_says_how_the_epoch_is_got(capsys: pytest.CaptureFixture[str]) -> None:
+    from torchsmith.report.plan_view import print_plan
+
+    spec = resolve_spec(cli={"torch": "2.6.0", "accelerator": "cpu", "source": "git"})
+    print_plan(resolve(spec, kb.load(), ci_host()))
+    lines = capsys.readouterr().out.splitlines()  # rows too wide for a table: one per line
+    at = lines.index("  SOURCE_DATE_EPOCH")
+    assert lines[at + 1] == "    value: commit-date"
+    assert lines[at + 2].startswith("    why: the committer date of the commit fetched (git show")

@@ -25,7 +25,7 @@ from torchsmith.sources.base import SourceTree
 from torchsmith.spec_sources import ResolvedSpec, resolve_spec
 from torchsmith.steps.context import BuildOptions
 from torchsmith.steps.pipeline import run_build
-from torchsmith.steps.recorded import Recorded, check_source, check_toolchain
+from torchsmith.steps.recorded import Recorded, check_epoch, check_source, check_toolchain
 
 CLI = {"torch": "2.5.1", "accelerator": "cpu", "max_jobs": 4}
 
@@ -100,6 +100,14 @@ def test_another_source_tree_is_refused(tmp_path: Path) -> None:
     check_source(Recorded("m.json", source_identity="abc123"), tree)
     with pytest.raises(SourceError, match=r"fetched is abc123, m.json records def456"):
         check_source(Recorded("m.json", source_identity="def456"), tree)
+
+
+def test_another_epoch_is_refused(tmp_path: Path) -> None:
+    tree = SourceTree("git", tmp_path, "abc123", "2.5.1", False, {}, 1795780808, "git commit")
+    check_epoch(Recorded("m.json", epoch=1795780808), tree)
+    check_epoch(Recorded("m.json"), tree)  # a manifest before the epoch was recorded
+    with pytest.raises(SourceError, match=r"SOURCE_DATE_EPOCH is 1795780808 .*records 1744368318"):
+        check_epoch(Recorded("m.json", epoch=1744368318), tree)
 
 
 def _first_build(tmp_path: Path) -> Path:

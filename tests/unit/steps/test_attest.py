@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from tests.unit.steps.companion.rig import companion_rig, companion_wheel
+from tests.unit.steps.companion.rig import FETCHED, companion_rig, companion_wheel
 from tests.unit.steps.companion.test_outputs import torch_wheel
 from torchsmith.attest.files import provenance_path, sbom_path
 from torchsmith.hashing import sha256_file
@@ -33,6 +33,7 @@ def test_torch_and_each_companion_wheel_are_attested(tmp_path: Path) -> None:
     rig.state.manifest_paths = publish_manifest(first, [out, ws], "torch.manifest.json")
     assert rig.state.companions is not None
     rig.state.companions.of("torchvision").wheel = companion_wheel(tmp_path / "repaired")
+    rig.state.companions.of("torchvision").source = dict(FETCHED)
     outputs.run_publish(rig.ctx, rig.state, "torchvision")
     attest.run(rig.ctx, rig.state)
     vision = out / "torchvision-0.14.1-cp311-cp311-linux_x86_64.whl"

@@ -36,3 +36,17 @@ def test_in_place_plans_no_copy_and_builds_in_the_tree(tmp_path: Path) -> None:
     assert (
         rig.state.need_tree() == rig.user_tree.resolve() or rig.state.need_tree() == rig.user_tree
     )
+
+
+def test_the_epoch_is_resolved_once_and_a_resumed_build_uses_the_recorded_one(rig: Rig) -> None:
+    """Issue 29: the fetch step records the epoch with the source (a path tree: the plan's
+    number); the same command again takes the workspace's record for the same tree."""
+    source.run_fetch(rig.ctx, rig.state)
+    fetched = rig.state.need_fetched()
+    assert fetched.epoch == int(rig.ctx.plan.env_dict()["SOURCE_DATE_EPOCH"])
+    assert fetched.epoch_record() == {"epoch": fetched.epoch, "epoch_from": fetched.epoch_from}
+    recorded = rig.ctx.workspace.read_marker(source.EPOCH_MARKER)
+    assert recorded == {"identity": fetched.identity, **fetched.epoch_record()}
+    rig.ctx.workspace.mark_done(source.EPOCH_MARKER, {**recorded, "epoch": 1744368318})
+    source.run_fetch(rig.ctx, rig.state)
+    assert rig.state.need_fetched().epoch == 1744368318  # the earlier run's, not resolved again

@@ -18,7 +18,9 @@ from torchsmith.companions.source import fetch_own, still_current
 from torchsmith.errors import BuildError
 from torchsmith.kb import load as load_kb
 from torchsmith.plan_types import CompanionBuild
+from torchsmith.planner.reproducible import EPOCH, companion_build_epoch, epoch_rule_of
 from torchsmith.sources.debian_orig import OrigJob, fetch_orig
+from torchsmith.sources.epoch import source_epoch
 from torchsmith.sources.git import unpinned_warning
 from torchsmith.steps.companion.run import Env, Made, companion, need, need_run, root
 from torchsmith.steps.context import BuildContext
@@ -59,8 +61,22 @@ def _fetch(ctx: BuildContext, comp: CompanionBuild, base: dict[str, str]) -> dic
     return {"root": str(tree.root), "identity": tree.identity, **tree.details}
 
 
+def with_epoch(
+    ctx: BuildContext, comp: CompanionBuild, source: dict[str, Any], base: dict[str, str]
+) -> dict[str, Any]:
+    """The fetched ``source`` with its SOURCE_DATE_EPOCH (``epoch``, ``epoch_from``) as the
+    plan says to get it: its own commit's date, its Debian changelog's, or the plan's."""
+    if str(source.get("epoch")).isdigit():  # resolved by an earlier run: the same value
+        return source
+    own = next((v.value for v in comp.env if v.name == EPOCH), None)
+    rule = epoch_rule_of(own or ctx.plan.env_dict().get(EPOCH))
+    found = source_epoch(rule, Path(source["root"]), source, base, ctx.executor)
+    ctx.reporter.message(f"{comp.name}: {EPOCH} {found.epoch}: {found.epoch_from}")
+    return {**source, **found.record()}
+
+
 def run_fetch(ctx: BuildContext, state: BuildState, subject: str) -> None:
-    """Step ``fetch`` of companion ``subject``."""
+    """Step ``fetch`` of companion ``subject``: its tree, and the epoch of its build."""
     run = need_run(state)
     comp, made = companion(run.plan, subject), run.of(subject)
     done = marker(ctx, f"{subject}-fetch")
@@ -69,10 +85,12 @@ def run_fetch(ctx: BuildContext, state: BuildState, subject: str) -> None:
         done = {}
     if done and Path(done.get("root", "")).is_dir():
         ctx.reporter.message(f"{subject}: source fetched by an earlier run ({done['root']})")
-        made.source = done
-        return
-    made.source = _fetch(ctx, comp, run.env.base)
-    ctx.workspace.mark_done(f"{subject}-fetch", made.source)
+        fetched = done
+    else:
+        fetched = _fetch(ctx, comp, run.env.base)
+    made.source = with_epoch(ctx, comp, fetched, run.env.base)
+    if made.source != done:
+        ctx.workspace.mark_done(f"{subject}-fetch", made.source)
 
 
 def _stats(ctx: BuildContext, cache: CompilerCache, env: dict[str, str]) -> CacheStats | None:
@@ -93,30 +111,31 @@ def cache_record(
     return {"kind": cache.kind, "hits": delta.hits, "misses": delta.misses, "hit_rate": rate}
 
 
-def reproducible(ctx: BuildContext, comp: CompanionBuild) -> dict[str, str]:
-    """The plan's SOURCE_DATE_EPOCH (planner/reproducible.py: the release's date, for torch
-    and its companions alike: bdist_wheel stamps the wheel's members with it) and, for a
-    companion from Debian's orig or a tarball (no repository), the plan's GIT_DIR."""
-    env = ctx.plan.env_dict()
-    keys = ["SOURCE_DATE_EPOCH"]
-    if comp.source is None or comp.source.kind == "tarball":
-        keys.append("GIT_DIR")
-    return {k: env[k] for k in keys if k in env}
+def reproducible(ctx: BuildContext, comp: CompanionBuild, source: dict[str, Any]) -> dict[str, str]:
+    """The companion's SOURCE_DATE_EPOCH (planner/reproducible.py ``build_epoch``: its own
+    commit's date, its Debian changelog's, or the release's; bdist_wheel stamps the wheel's
+    members with it) and, for a companion from Debian's orig or a tarball (no repository),
+    the plan's GIT_DIR."""
+    env = {EPOCH: str(companion_build_epoch(ctx.plan, comp, source))}
+    if (comp.source is None or comp.source.kind == "tarball") and "GIT_DIR" in ctx.plan.env_dict():
+        env["GIT_DIR"] = ctx.plan.env_dict()["GIT_DIR"]
+    return env
 
 
 PIP_WHEEL = ("-m", "pip", "wheel", "-v", "--no-build-isolation", "--no-deps")
 
 
 def _pip_wheel(
-    ctx: BuildContext, e: Env, comp: CompanionBuild, tree: Path, jobs: int
+    ctx: BuildContext, e: Env, comp: CompanionBuild, source: dict[str, Any], jobs: int
 ) -> tuple[Path, dict[str, Any]]:
-    work = root(ctx) / comp.name
+    tree, work = Path(source["root"]), root(ctx) / comp.name
     src, wheels = work / "src", work / "wheels"
     for path in (src, wheels):
         shutil.rmtree(path, ignore_errors=True)
     shutil.copytree(tree, src, symlinks=True)
     wheels.mkdir(parents=True)
-    own = {**e.cuda_env, **reproducible(ctx, comp), **{v.name: v.value for v in comp.env}}
+    planned = {v.name: v.value for v in comp.env}
+    own = {**e.cuda_env, **planned, **reproducible(ctx, comp, source)}
     env = buildenv.build_env(e.base, e.python.parent.parent, e.cache, e.cache_bin, own)
     before, stage = _stats(ctx, e.cache, env), f"{comp.name}-compile"
     with ctx.stage(stage, f"{comp.name} {comp.version}: pip wheel (MAX_JOBS {jobs})"):
@@ -147,7 +166,9 @@ def run_compile(ctx: BuildContext, state: BuildState, subject: str) -> None:
     comp, made = companion(run.plan, subject), run.of(subject)
     tree = need(Path(made.source["root"]) if made.source else None, "the fetched tree", "fetch")
     if not _reuse(ctx, made, subject):
-        made.built, made.compiler_cache = _pip_wheel(ctx, run.env, comp, tree, run.plan.max_jobs)
+        made.built, made.compiler_cache = _pip_wheel(
+            ctx, run.env, comp, {**made.source, "root": str(tree)}, run.plan.max_jobs
+        )
         record = {"wheel": str(made.built), "compiler_cache": made.compiler_cache}
         keys = {k: made.source.get(k) for k in ("identity", "root")}
         ctx.workspace.mark_done(f"{subject}-compile", {**record, **keys})

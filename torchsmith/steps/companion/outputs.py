@@ -14,6 +14,7 @@ from typing import Any
 
 from torchsmith.errors import InternalError
 from torchsmith.packaging import conda
+from torchsmith.planner.reproducible import EPOCH, companion_build_epoch
 from torchsmith.publish.conda_channel import add_to_channel
 from torchsmith.report.manifest import artifact_record
 from torchsmith.steps.companion.run import CompanionRun, Made, companion, need, need_run, root
@@ -109,6 +110,7 @@ def run_publish(ctx: BuildContext, state: BuildState, subject: str) -> None:
         out.mkdir(parents=True, exist_ok=True)
         made.published = publish_file(wheel, out, plan_hash=ctx.plan.plan_hash())
         env = {v.name: v.value for v in comp.env}
+        env[EPOCH] = str(companion_build_epoch(ctx.plan, comp, made.source))  # as resolved
         run.records[subject] = record(env, made, comp.name, comp.version)
         if run.plan.torch.kind == "build":
             add_to_torch_manifest(ctx, state, run)

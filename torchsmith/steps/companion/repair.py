@@ -16,8 +16,9 @@ from typing import Any
 
 from torchsmith.hashing import sha256_file
 from torchsmith.packaging.wheel_rpath import PatchRun, scrub_wheel
+from torchsmith.planner.reproducible import companion_build_epoch
 from torchsmith.steps.companion.build import marker
-from torchsmith.steps.companion.run import need, need_run, root
+from torchsmith.steps.companion.run import companion, need, need_run, root
 from torchsmith.steps.context import BuildContext
 from torchsmith.steps.repair import (
     excluded_sonames,
@@ -55,7 +56,13 @@ def platform_tag(wheel: Path) -> str:
 
 
 def repair(
-    ctx: BuildContext, stage: str, wheel: Path, skip: list[str], env: dict[str, str]
+    ctx: BuildContext,
+    stage: str,
+    wheel: Path,
+    skip: list[str],
+    env: dict[str, str],
+    *,
+    epoch: int,
 ) -> tuple[Path, dict[str, Any]]:
     """The repaired wheel (in the companion's own directory) and what the repair did."""
     out, start = root(ctx) / stage.removesuffix("-repair") / "repaired", time.monotonic()
@@ -68,7 +75,7 @@ def repair(
         repaired = only_wheel(out)
         patch = PatchRun(ctx.executor, str(tools.patchelf), tool_env(env, tools), ctx.log(stage))
         scrubbed = scrub_wheel(repaired, patch)
-        normalised = normalise(ctx.plan, repaired)
+        normalised = normalise(epoch, repaired)
     return repaired, {
         "tools": tool_versions(),
         "policy": policy,
@@ -101,7 +108,8 @@ def run(ctx: BuildContext, state: BuildState, subject: str) -> None:
     again = _reused(ctx, stage, digest)
     if again is None:
         skip = excluded(ctx, run_.env.source.libs, built)
-        again = repair(ctx, stage, built, skip, run_.env.base)
+        epoch = companion_build_epoch(ctx.plan, companion(run_.plan, subject), made.source)
+        again = repair(ctx, stage, built, skip, run_.env.base, epoch=epoch)
         done = {"from_sha256": digest, "repaired": str(again[0]), "record": again[1]}
         ctx.workspace.mark_done(stage, done)
     made.wheel, made.repair = again

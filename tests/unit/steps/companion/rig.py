@@ -19,6 +19,8 @@ from torchsmith.spec_sources import resolve_spec
 from torchsmith.steps.companion.run import CompanionRun, Env
 
 HOST = Path(__file__).resolve().parents[3] / "fixtures" / "plan" / "host-ci.json"
+FETCHED = {"epoch": 1671062400, "epoch_from": "the plan's fallback, the release's date"}
+"""What a companion's fetch step records of its epoch (torchvision from Debian's orig)."""
 TORCH_LIBS = frozenset({"libc10.so", "libtorch_cpu.so", "libtorch.so", "libshm.so"})
 
 

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from tests.unit.steps.companion.rig import companion_rig, companion_wheel
+from tests.unit.steps.companion.rig import FETCHED, companion_rig, companion_wheel
 from torchsmith.errors import InternalError
 from torchsmith.steps.companion import env, outputs
 from torchsmith.steps.publish import publish_manifest
@@ -53,6 +53,7 @@ def test_the_companion_joins_the_torch_manifest(tmp_path: Path) -> None:
     rig.state.manifest_paths = publish_manifest(first, [out, ws], "torch.manifest.json")
     assert rig.state.companions is not None
     rig.state.companions.of("torchvision").wheel = companion_wheel(tmp_path / "repaired")
+    rig.state.companions.of("torchvision").source = dict(FETCHED)
     for _ in range(2):  # a second publish (a rerun) replaces the record, never duplicates it
         outputs.run_publish(rig.ctx, rig.state, "torchvision")
     vision = "torchvision-0.14.1-cp311-cp311-linux_x86_64.whl"
@@ -71,6 +72,7 @@ def test_a_companion_published_before_the_torch_manifest_is_an_ordering_bug(
     rig = companion_rig(tmp_path)
     assert rig.state.companions is not None
     rig.state.companions.of("torchvision").wheel = companion_wheel(tmp_path / "repaired")
+    rig.state.companions.of("torchvision").source = dict(FETCHED)
     with pytest.raises(InternalError, match="before the torch's manifest"):
         outputs.run_publish(rig.ctx, rig.state, "torchvision")
 
@@ -79,6 +81,7 @@ def test_conda_makes_the_companions_own_package(tmp_path: Path) -> None:
     rig = companion_rig(tmp_path, outputs=("wheel", "conda"))
     assert rig.state.companions is not None
     rig.state.companions.of("torchvision").published = companion_wheel(tmp_path / "dist")
+    rig.state.companions.of("torchvision").source = dict(FETCHED)
     outputs.run_conda(rig.ctx, rig.state, "torchvision")
     channel = rig.ctx.options.output_dir / "conda-channel"
     [package] = list(channel.glob("linux-64/*.conda"))

@@ -8,7 +8,7 @@ import json
 import zipfile
 from pathlib import Path
 
-from tests.unit.steps.companion.rig import TORCH_LIBS, companion_rig, companion_wheel
+from tests.unit.steps.companion.rig import FETCHED, TORCH_LIBS, companion_rig, companion_wheel
 from torchsmith.steps.companion import repair
 
 
@@ -25,8 +25,12 @@ def test_the_wheels_own_libraries_are_not_looked_for(tmp_path: Path) -> None:
     CUDA build (CI rehearsal, 2026-11-27) — the wheel's own libraries are excluded."""
     wheel = tmp_path / "torchaudio-2.6.0-cp311-cp311-linux_x86_64.whl"
     with zipfile.ZipFile(wheel, "w") as zf:
-        for member in ("torchaudio/lib/libtorchaudio.so", "torchaudio/lib/_torchaudio.so",
-                       "torchaudio/lib/libctc_prefix_decoder.so.1", "torchaudio/__init__.py"):
+        for member in (
+            "torchaudio/lib/libtorchaudio.so",
+            "torchaudio/lib/_torchaudio.so",
+            "torchaudio/lib/libctc_prefix_decoder.so.1",
+            "torchaudio/__init__.py",
+        ):
             zf.writestr(member, b"")
     assert repair.own_libraries(wheel) == ["libctc_prefix_decoder.so.1", "libtorchaudio.so"]
     rig = companion_rig(tmp_path)
@@ -38,7 +42,7 @@ def test_the_repaired_wheel_is_recorded_and_reused(tmp_path: Path) -> None:
     rig = companion_rig(tmp_path)
     assert rig.state.companions is not None
     made = rig.state.companions.of("torchvision")
-    made.built = companion_wheel(tmp_path / "wheels")
+    made.built, made.source = companion_wheel(tmp_path / "wheels"), dict(FETCHED)
     repair.run(rig.ctx, rig.state, "torchvision")
     [audit] = [argv for argv in rig.executor.ran if "auditwheel" in argv]
     assert audit[3:6] == ["repair", "--plat", "auto"]
@@ -46,6 +50,7 @@ def test_the_repaired_wheel_is_recorded_and_reused(tmp_path: Path) -> None:
     assert made.repair is not None and made.wheel is not None
     assert made.wheel.parent == rig.ctx.workspace.root / "companions" / "torchvision" / "repaired"
     assert made.repair["excluded"][-1] == "libtorch_cpu.so"
+    assert made.repair["normalised"]["source_date_epoch"] == FETCHED["epoch"]  # its fetch's
     marker = json.loads(rig.ctx.workspace.marker("torchvision-repair").read_text())
     assert marker["repaired"] == str(made.wheel)
 
