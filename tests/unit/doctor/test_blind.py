@@ -27,7 +27,10 @@ FLOORS = {
     "blind8": 37,
     "blind9": 28,
     "blind10": 25,
+    "blind11b": 5,
 }
+# rounds 1-10 hold >= 40 logs; round 11b's fixed queries gave 17 (its README says why)
+MIN_LOGS = {"blind11b": 17}
 
 
 def _grader() -> ModuleType:
@@ -49,7 +52,7 @@ def test_blind_set_scores_no_worse_than_when_collected(name: str) -> None:
     grader = _grader()
     folder = FIXTURES / name
     expected = grader.read_expected(folder / "expected.csv")
-    assert len(expected) >= 40
+    assert len(expected) >= MIN_LOGS.get(name, 40)
     hits = sum(
         grader.hit(diagnose(_lines(folder / log)), want, 1) for log, want in expected.items()
     )
@@ -78,6 +81,7 @@ def test_blind_threads_are_distinct_across_sets() -> None:
         ("blind8", "71eb7d9", 40, 31),
         ("blind9", "71eb7d9", 43, 22),
         ("blind10", "c33b20f", 42, 18),
+        ("blind11b", "d228702", 17, 2),
     ],
 )
 def test_logs_judged_right_at_their_freeze_keep_their_finding(
