@@ -248,12 +248,13 @@ def _canary_scan(
     del tmp_path  # requested so that it is removed after this scan
 
 
-# Parallel runs (issue 23): scripts/test runs this tier on pytest-xdist workers with
-# `--dist loadgroup --no-loadscope-reorder`. Each module is one unit of work (its module-scoped
-# fixtures are made once, on one worker), unless it names a shared group itself
-# (`pytest.mark.xdist_group`: modules whose second reuses what the first made). Units are handed
-# out heaviest first, so the workers end together: the weights are each module's wall seconds in
-# the clean-clone rehearsal at 479278f (docs/testing.md); unlisted modules follow in file order.
+# Parallel runs (issue 23): scripts/test runs this tier on pytest-xdist workers. Each module is
+# one unit of work (its module-scoped fixtures are made once, on one worker) unless MODULE_GROUPS
+# puts it in a shared unit (modules whose second reuses what the first made, in file order).
+# Units are handed out heaviest first, so the workers end together: the weights are each module's
+# wall seconds in the clean-clone rehearsal at 479278f (docs/testing.md); unlisted modules follow
+# in file order. (xdist's own `--dist loadgroup` does not group under pytest 9, whose nodes no
+# longer read the `_nodeid` it rewrites; the scheduler below groups by these names instead.)
 MODULE_SECONDS = {
     "test_build_in_container": 390, "test_container_build": 330, "test_companion_cuda": 323,
     "test_companion_against": 271, "test_companion_git": 236, "test_cache_shared": 197,
@@ -261,31 +262,39 @@ MODULE_SECONDS = {
     "test_conda_channel": 50, "test_reliability_kill": 43, "test_readme_fresh_debian": 25,
     "test_repair_install": 25, "test_reliability_corrupt": 21, "test_inspect_wheels": 20,
 }  # fmt: skip
+MODULE_GROUPS = {  # the git-tag build compiles from the against build's compiler cache
+    "test_companion_against": "torchvision-ccache", "test_companion_git": "torchvision-ccache",
+}  # fmt: skip
 
 
-def _module_of(item: pytest.Item) -> str:
-    return item.nodeid.split("::")[0].rsplit("/", 1)[-1].removesuffix(".py")
+def _module_of(nodeid: str) -> str:
+    return nodeid.split("::", maxsplit=1)[0].rsplit("/", 1)[-1].removesuffix(".py")
 
 
-def _group(item: pytest.Item) -> str:
-    marker = item.get_closest_marker("xdist_group")
-    if marker is None:
-        return _module_of(item)
-    return str(marker.args[0] if marker.args else marker.kwargs["name"])
+def unit_of(nodeid: str) -> str:
+    """The unit of work (module, or its shared group) of a test id."""
+    return MODULE_GROUPS.get(_module_of(nodeid), _module_of(nodeid))
 
 
-@pytest.hookimpl(tryfirst=True)  # before xdist's own, which reads the groups
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Heaviest unit first (stable otherwise); every module without a group is its own."""
-    group = {item.nodeid: _group(item) for item in items}
+    """Heaviest unit first, the order within a unit and among equals kept."""
     modules: dict[str, set[str]] = {}
     first: dict[str, int] = {}
     for n, item in enumerate(items):
-        modules.setdefault(group[item.nodeid], set()).add(_module_of(item))
-        first.setdefault(group[item.nodeid], n)
-    weight = {g: sum(MODULE_SECONDS.get(m, 0) for m in ms) for g, ms in modules.items()}
+        modules.setdefault(unit_of(item.nodeid), set()).add(_module_of(item.nodeid))
+        first.setdefault(unit_of(item.nodeid), n)
+    weight = {u: sum(MODULE_SECONDS.get(m, 0) for m in ms) for u, ms in modules.items()}
     rank = {item.nodeid: n for n, item in enumerate(items)}
-    items.sort(key=lambda i: (-weight[group[i.nodeid]], first[group[i.nodeid]], rank[i.nodeid]))
-    for item in items:
-        if item.get_closest_marker("xdist_group") is None:
-            item.add_marker(pytest.mark.xdist_group(group[item.nodeid]))
+    items.sort(key=lambda i: (-weight[unit_of(i.nodeid)], first[unit_of(i.nodeid)], rank[i.nodeid]))
+
+
+def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object:
+    """xdist's scope scheduler (a unit runs whole on one worker, units in collection order with
+    `--no-loadscope-reorder`), its scope being :func:`unit_of`."""
+    from xdist.scheduler import LoadScopeScheduling
+
+    class UnitScheduling(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return unit_of(nodeid)
+
+    return UnitScheduling(config, log)
