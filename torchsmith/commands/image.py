@@ -119,6 +119,7 @@ def _handle(args: argparse.Namespace) -> int:
     problems = _unused_with_dockerfile_only(args)
     if args.sif is not None:
         problems += sif.refusals(args.oci_archive, choice.name if choice else None)
+    problems += sif.choice_refusals([i.spec.name for i in ip.images], args.sif_image, args.sif)
     if problems:
         raise SpecError(problems)
     context = writable_dir(  # trial I21/I22: -o /proc/ctx or a file was exit 70
@@ -167,8 +168,8 @@ def _sif_builder(
 
 
 def _sifs(args: argparse.Namespace, ip: ContainerPlan, choice: EngineChoice, env: Any) -> None:
-    """Each training image as NAME.sif, built from its OCI archive by apptainer in a working
-    container of the builder image (removed afterwards)."""
+    """Each training image (or those --sif-image names) as NAME.sif, built from its OCI archive
+    by apptainer in a working container of the builder image (removed afterwards)."""
     folder = Path(args.sif).expanduser().resolve()
     folder.mkdir(parents=True, exist_ok=True)
     archives, log = Path(args.oci_archive).expanduser().resolve(), folder / "sif-build.log"
@@ -177,9 +178,8 @@ def _sifs(args: argparse.Namespace, ip: ContainerPlan, choice: EngineChoice, env
         try:
             for command in sif.setup_commands():
                 ex.run(s.run_argv(command), env=env, log_path=log)
-            for image in ip.images:
-                target = folder / f"{image.spec.name}.sif"
-                archive = archives / f"{image.spec.name}.oci.tar"
+            for name in sif.chosen([i.spec.name for i in ip.images], args.sif_image):
+                target, archive = folder / f"{name}.sif", archives / f"{name}.oci.tar"
                 ex.run(s.run_argv(sif.build_argv(target, archive)), env=env, log_path=log)
                 out.print(f"[bold]sif[/]: {escape(str(target))}")
         finally:
@@ -209,6 +209,13 @@ def register(sub: Any) -> None:
         type=Path,
         metavar="DIR",
         help="write NAME.sif per image (Apptainer, from the OCI archives; needs --oci-archive)",
+    )
+    g.add_argument(
+        "--sif-image",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="make the SIF of this training image only (repeatable; default: every image)",
     )
     g.add_argument(
         "--sif-builder",

@@ -6,6 +6,8 @@ that container (measured: ``dev/console: mknod: operation not permitted`` withou
 
 from __future__ import annotations
 
+import difflib
+from collections.abc import Sequence
 from pathlib import Path
 
 from torchsmith.errors import Problem
@@ -57,3 +59,31 @@ def refusals(oci_archive: Path | None, engine: str | None) -> list[Problem]:
             )
         )
     return problems
+
+
+def chosen(images: Sequence[str], wanted: Sequence[str]) -> list[str]:
+    """The images made into SIFs, in the spec's order: those ``--sif-image`` names, or all."""
+    return [name for name in images if not wanted or name in wanted]
+
+
+def choice_refusals(
+    images: Sequence[str], wanted: Sequence[str], sif: Path | None
+) -> list[Problem]:
+    """``--sif-image`` names an image of the spec, and comes with ``--sif``."""
+    problems = [_unknown(name, images) for name in dict.fromkeys(wanted) if name not in images]
+    if wanted and sif is None:
+        problems.append(
+            Problem("--sif-image without --sif: no SIF is made", "add --sif DIR", "sif-image")
+        )
+    return problems
+
+
+def _unknown(name: str, images: Sequence[str]) -> Problem:
+    close = difflib.get_close_matches(name, list(images), n=1)
+    hint = f"did you mean {close[0]!r}? " if close else ""
+    known = ", ".join(images) or "none ([[images]] tables of the spec file)"
+    return Problem(
+        f"--sif-image {name!r}: the spec has no training image of that name",
+        f"{hint}name one of the spec's images: {known}",
+        "sif-image",
+    )

@@ -83,3 +83,37 @@ def test_engine_flags_with_dockerfile_only_are_refused(
     assert main(argv) == 3
     assert f"{flag} with --dockerfile-only: no image is built" in capsys.readouterr().err
     assert not (tmp_path / "ctx").exists()
+
+
+def test_sif_image_chooses_the_sifs_in_the_specs_order() -> None:
+    """Issue 23: --sif-image NAME (repeatable) makes only those SIFs; without it, every one."""
+    from torchsmith.container import sif
+
+    assert sif.chosen(["train", "serve"], []) == ["train", "serve"]
+    assert sif.chosen(["train", "serve", "eval"], ["eval", "train"]) == ["train", "eval"]
+    assert sif.choice_refusals(["train", "serve"], ["serve"], Path("/s")) == []
+
+
+def test_an_unknown_sif_image_is_refused_naming_the_specs_images() -> None:
+    from torchsmith.container import sif
+
+    [problem] = sif.choice_refusals(["train", "serve"], ["trian", "trian"], Path("/s"))
+    assert problem.what == "--sif-image 'trian': the spec has no training image of that name"
+    assert problem.fix == "did you mean 'train'? name one of the spec's images: train, serve"
+    [none] = sif.choice_refusals([], ["x"], Path("/s"))
+    assert "none ([[images]] tables of the spec file)" in none.fix
+
+
+def test_sif_image_without_sif_and_an_unknown_name_are_refused_together(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    spec = tmp_path / "images.toml"
+    spec.write_text('[[images]]\nname = "train"\n[[images]]\nname = "serve"\n')
+    argv = ["image", "--torch", "2.5.1", "--cpu", "--dockerfile-only", "--host-facts", str(HOST)]
+    argv += ["--spec", str(spec), "-o", str(tmp_path / "ctx")]
+    assert main([*argv, "--sif-image", "serve", "--sif-image", "trian"]) == 3
+    err = capsys.readouterr().err
+    assert "--sif-image 'trian': the spec has no training image of that name" in err
+    assert "did you mean 'train'?" in err and "'serve'" not in err
+    assert "--sif-image without --sif: no SIF is made" in err
+    assert not (tmp_path / "ctx").exists()
