@@ -13,9 +13,11 @@ import pytest
 
 from torchsmith.errors import SourceError
 from torchsmith.plan_model import SourcePlan
+from torchsmith.planner.reproducible import EpochRule
 from torchsmith.proc import HOST
 from torchsmith.sources import fetch_source
 from torchsmith.sources.base import SourceTree
+from torchsmith.sources.epoch import commit_epoch, source_epoch
 from torchsmith.sources.git import fetch_git
 
 pytestmark = []
@@ -258,3 +260,18 @@ def test_an_unpinned_tag_is_fetched_with_a_warning_naming_the_commit(
         "git: WARNING: v1.0 is not pinned (no commit recorded in the knowledge base): fetched "
         f"commit {upstream.tag_commit}, unverified, recorded in the manifest (pinned_by: nothing)"
     ]
+
+
+def test_the_epoch_of_a_fetched_commit_is_its_committer_date(
+    upstream: Upstream, tmp_path: Path
+) -> None:
+    """Issue 29: SOURCE_DATE_EPOCH of a git source is ``git show -s --format=%ct`` of the
+    commit fetched, answered by the shallow clone itself; another commit, another date."""
+    tree = _fetch(upstream, tmp_path / "cache")
+    found = source_epoch(EpochRule("commit-date"), tree.root, tree.details, upstream.env, HOST)
+    shown = _git(upstream.env, upstream.work_super, "show", "-s", "--format=%ct", "v1.0")
+    assert found.epoch == int(shown) and upstream.tag_commit in found.epoch_from
+    dated = {**upstream.env, "GIT_COMMITTER_DATE": "@1744368318 +0000"}
+    _git(dated, upstream.work_super, "commit", "-q", "--allow-empty", "-m", "dated")
+    later = _git(upstream.env, upstream.work_super, "rev-parse", "HEAD")
+    assert commit_epoch(upstream.work_super, later, upstream.env, HOST).epoch == 1744368318
