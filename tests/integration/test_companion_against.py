@@ -2,7 +2,8 @@
 .dsc for it; the orig is checked against the signed Sources index) built `--against
 python:PATH` — the torch 2.6.0 an existing environment already has (PyPI's cp311 wheel, a CUDA
 12.4 build, with its nvidia-* requirements, installed by the test into a venv of Debian's Python
-3.11) — CPU ops (`--cpu`), by `torchsmith build`:
+3.11: tests/integration/torch260_env.py, one venv per test cache, shared with
+test_companion_git.py) — CPU ops (`--cpu`), by `torchsmith build`:
 
 1. a build whose compiler fails names the companion, its step (torchvision-compile) and log;
 2. the same command resumes at that step (the build env is not made again, the tree is not
@@ -22,7 +23,10 @@ python:PATH` — the torch 2.6.0 an existing environment already has (PyPI's cp3
 
 The wheel route (`--against FILE.whl`) with CUDA ops is tests/integration/test_companion_cuda.py.
 
-Time on the 2-core development machine: the user's venv ~80 s (pip cache warm), failing run
+The compiler cache is ``ccache-torchvision-0.21.0`` in the test cache: this module's first build
+is the run's one cold torchvision build; test_companion_git.py's build hits it.
+
+Time on the 2-core development machine: the user's venv ~80 s once per test cache, failing run
 ~20 s, cold torchvision build ~280 s (43 compilations), smoke venv ~30 s, rebuild ~11 s with
 43/43 ccache hits (in another cache root since issue 29: its fetch and build env too; the whole
 module took 290 s on 2026-11-27: setup 49 s, the test 237 s). A cold CI machine adds the
@@ -44,19 +48,16 @@ from typing import Any
 
 import pytest
 
-from tests.integration.conftest import downloaded_wheel
+from tests.integration import torch260_env
 from tests.resources import require_tool
 from torchsmith.companions.wheelcheck import libraries
 from torchsmith.hashing import sha256_file
 from torchsmith.packaging.wheel_normal import stamp_differences
 
 pytestmark = [pytest.mark.slow, pytest.mark.network]
-
-
-@pytest.fixture(scope="module")
-def torch_260() -> Path:
-    """PyPI's torch 2.6.0 for cp311 (767 MB, once per test cache)."""
-    return downloaded_wheel("torch==2.6.0", "torch-2.6.0-cp311-*.whl")
+# one worker, in collection order (this module first): its cold build fills the compiler cache
+# the git-route build of test_companion_git.py hits (tests/integration/torch260_env.py)
+pytestmark += [pytest.mark.xdist_group("torchvision-ccache")]
 
 
 def torchsmith(args: list[str], env: dict[str, str]) -> subprocess.CompletedProcess[str]:
@@ -77,21 +78,19 @@ def build(python: Path, root: Path, dist: Path) -> list[str]:
         "--cpu",
         "--cache-root",
         str(root),
+        "--cache-dir",
+        str(torch260_env.torchvision_ccache()),
         "--output-dir",
         str(dist),
     ]
 
 
 @pytest.fixture(scope="module")
-def user_env(torch_260: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    """An environment that already has torch 2.6.0 (and what it needs to import); removed
-    afterwards (5 GB with the nvidia-* wheels)."""
-    venv = tmp_path_factory.mktemp("user") / "venv"
-    subprocess.run(["/usr/bin/python3.11", "-m", "venv", str(venv)], check=True)
-    pip = [str(venv / "bin" / "python"), "-m", "pip", "install", "-q"]
-    subprocess.run([*pip, str(torch_260)], check=True)
-    yield venv / "bin" / "python"
-    shutil.rmtree(venv, ignore_errors=True)
+def user_env() -> Path:
+    """An environment that already has torch 2.6.0 (and what it needs to import): the one
+    tests/integration/torch260_env.py keeps in the test cache for this module and
+    test_companion_git.py (5 GB with the nvidia-* wheels; made once per test cache)."""
+    return torch260_env.user_python()
 
 
 FAKE_COMPILER = """#!/bin/sh
@@ -132,12 +131,6 @@ def requires_dist(wheel: Path) -> list[str]:
     ]
 
 
-def site_listing(python: Path) -> list[str]:
-    code = "import sysconfig, os; print(sorted(os.listdir(sysconfig.get_paths()['purelib'])))"
-    done = subprocess.run([python, "-c", code], capture_output=True, text=True, check=True)
-    return done.stdout.split()
-
-
 @pytest.fixture
 def work(tmp_path: Path) -> Iterator[Path]:
     """tmp_path, emptied afterwards (the build env and smoke venv of each workspace)."""
@@ -150,7 +143,6 @@ def test_torchvision_against_an_interpreters_torch_260(user_env: Path, work: Pat
     tmp_path = work
     require_tool("apt-get", "a Debian/Ubuntu host")
     require_tool("ccache")
-    before = site_listing(user_env)
     root, dist = tmp_path / "root", tmp_path / "dist"
     env = {**os.environ, "PATH": f"{failing_compiler(tmp_path / 'bad')}:{os.environ['PATH']}"}
     failed = torchsmith(build(user_env, root, dist), env)
@@ -184,15 +176,15 @@ def test_torchvision_against_an_interpreters_torch_260(user_env: Path, work: Pat
     checked = torchsmith(["verify", str(built), "--plan", str(manifest)], dict(os.environ))
     assert checked.returncode == 0, checked.stdout[-2000:] + checked.stderr[-2000:]
     assert [a["name"] for a in first["artifacts"]] == [built.name]  # no torch wheel to publish
-    assert site_listing(user_env) == before  # the interpreter's environment is untouched
+    torch260_env.assert_untouched(user_env)  # the interpreter's environment is never written to
+    torch260_env.record_filled("test_companion_against")
 
     ws = Path(first["workspace"])
     # 3. The same plan in another workspace path (another cache root, the first one's compiler
     # cache), at another time: a hit for >= 90 % of the compilations, and the same bytes (issue
     # 29: SOURCE_DATE_EPOCH from the plan, the wheel's normal form, ccache's base_dir).
     root2, dist2 = tmp_path / "elsewhere" / "root", tmp_path / "dist2"
-    again_args = [*build(user_env, root2, dist2), "--cache-dir", str(root / "ccache")]
-    rebuilt = torchsmith([*again_args, "--no-verify"], dict(os.environ))  # smoke ran above
+    rebuilt = torchsmith([*build(user_env, root2, dist2), "--no-verify"], dict(os.environ))
     again = manifest_of(rebuilt, dist2)
     assert again["plan_hash"] == first["plan_hash"]
     assert Path(again["workspace"]) != ws and str(root2) in again["workspace"]
@@ -222,6 +214,8 @@ def test_torchvision_against_an_interpreters_torch_260(user_env: Path, work: Pat
         f"torchvision=path:{checkout}",
         "--cache-root",
         str(root),
+        "--cache-dir",
+        str(torch260_env.torchvision_ccache()),
         "--output-dir",
         str(tmp_path / "dist3"),
         "--no-verify",
@@ -239,6 +233,7 @@ def test_torchvision_against_an_interpreters_torch_260(user_env: Path, work: Pat
     assert comp["compiler_cache"]["hit_rate"] >= 0.9, comp["compiler_cache"]
     assert Path(third["workspace"]) != ws
     assert tree_listing(checkout) == listing  # nothing written into the user's checkout
+    torch260_env.assert_untouched(user_env)
 
 
 def assert_repaired(wheel: Path, record: dict[str, Any]) -> None:
