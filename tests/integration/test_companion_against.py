@@ -55,9 +55,9 @@ from torchsmith.hashing import sha256_file
 from torchsmith.packaging.wheel_normal import stamp_differences
 
 pytestmark = [pytest.mark.slow, pytest.mark.network]
-# one worker, in collection order (this module first): its cold build fills the compiler cache
-# the git-route build of test_companion_git.py hits (tests/integration/torch260_env.py)
-pytestmark += [pytest.mark.xdist_group("torchvision-ccache")]
+# One unit of work with test_companion_git.py (MODULE_GROUPS in tests/integration/conftest.py:
+# one worker, this module first): its cold build fills the compiler cache the git-route build
+# of test_companion_git.py hits (tests/integration/torch260_env.py).
 
 
 def torchsmith(args: list[str], env: dict[str, str]) -> subprocess.CompletedProcess[str]:

@@ -43,9 +43,9 @@ from torchsmith.proc import HOST
 from torchsmith.sources.debian_orig import OrigJob, fetch_orig
 
 pytestmark = [pytest.mark.slow, pytest.mark.network]
-# one worker, in collection order after test_companion_against.py, whose build fills the compiler
-# cache this module's build hits (tests/integration/torch260_env.py)
-pytestmark += [pytest.mark.xdist_group("torchvision-ccache")]
+# One unit of work with test_companion_against.py (MODULE_GROUPS in tests/integration/conftest.py:
+# one worker, after it), whose build fills the compiler cache this module's build hits
+# (tests/integration/torch260_env.py).
 
 
 @pytest.fixture(scope="module")
