@@ -19,6 +19,7 @@ import pytest
 from filelock import FileLock
 
 from tests import canary
+from tests.integration.disk_watch import DiskWatch, append
 from tests.resources import require_tool
 from torchsmith.host.model import HostFacts
 from torchsmith.proc import HOST
@@ -151,7 +152,8 @@ def nvcc_13() -> Path:
 # venvs with torch and container images (tens of GB). A passing test's tmp_path is removed when it
 # ends (pyproject: tmp_path_retention_policy = "failed"); the directories a module's fixtures made
 # with tmp_path_factory are removed when the module ends, unless one of its tests failed (kept
-# for the post-mortem). CI once refused seed 004's build with 13.5 GiB left (stop 19).
+# for the post-mortem). CI once refused seed 004's build with 13.5 GiB left (stop 19), and ran
+# out when the two CUDA 12.4 modules ran side by side (stop 33: MODULE_GROUPS below).
 _FAILED_MODULES: set[str] = set()
 
 
@@ -164,8 +166,24 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
 
 
 @pytest.fixture(scope="module", autouse=True)
-def _module_dirs_removed(
+def _disk_watched(
     request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[None]:
+    """The module's free disk, logged when scripts/test asks (tests/integration/disk_watch.py)."""
+    log = os.environ.get("TORCHSMITH_TEST_DISK_LOG")
+    if not log:
+        yield
+        return
+    with DiskWatch(tmp_path_factory.getbasetemp()) as watch:
+        yield
+    append(log, watch.line(_module_of(request.node.nodeid)))
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _module_dirs_removed(
+    request: pytest.FixtureRequest,
+    tmp_path_factory: pytest.TempPathFactory,
+    _disk_watched: None,
 ) -> Iterator[None]:
     base = tmp_path_factory.getbasetemp()
     before = set(base.iterdir())
@@ -263,8 +281,14 @@ MODULE_SECONDS = {
     "test_conda_channel": 50, "test_reliability_kill": 43, "test_readme_fresh_debian": 25,
     "test_repair_install": 25, "test_reliability_corrupt": 21, "test_inspect_wheels": 20,
 }  # fmt: skip
-MODULE_GROUPS = {  # the git-tag build compiles from the against build's compiler cache
+MODULE_GROUPS = {
+    # the git-tag build compiles from the against build's compiler cache
     "test_companion_against": "torchvision-ccache", "test_companion_git": "torchvision-ccache",
+    # the two CUDA 12.4 modules take the most disk at their peak (torch cu124 and its nvidia-*
+    # wheels in two venvs; the toolkit's packages in a vfs store, a full copy per layer): side by
+    # side on two workers they filled CI's disk (stop 33), so they run one after the other
+    # (scripts/test prints each module's lowest free disk: docs/testing.md has the numbers)
+    "test_companion_cuda": "cuda-12.4-disk", "test_recipe_image": "cuda-12.4-disk",
 }  # fmt: skip
 
 
