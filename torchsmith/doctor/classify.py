@@ -39,6 +39,7 @@ GENERIC_TRIGGERS: tuple[bytes, ...] = (
     b"xception",
     b"illegal hardware instruction",
     b"0xC0000005",
+    b"No module named",
     "找不到".encode(),
     "没有那个文件".encode(),
 )
@@ -46,7 +47,7 @@ GENERIC_TRIGGERS: tuple[bytes, ...] = (
 _NOISE = re.compile(
     r"ninja: build stopped|subcommand failed|CalledProcessError|"
     r"^\s*g?make(\[\d+\])?: \*\*\*|\bError \d+\s*$|"
-    r"error: command '[^']*' failed with exit|ERROR: Failed building wheel|"
+    r"command u?'[^']*' failed with exit|ERROR: Failed building wheel|"
     r"error: subprocess-exited-with-error|Configuring incomplete, errors occurred|"
     r"^\s*(CMake Error at \S*_generated_\S*\.cmake:\d+|Error generating)|"
     r"Traceback \(most recent call last\)|errors? detected in the compilation|"
@@ -64,7 +65,9 @@ _REAL = re.compile(
     r"of memory: Kill|Killed process \d+ \(|oom-kill:constraint=|oom_reaper: reaped process|"
     r"invoked oom-killer|^\s*Killed\s*$|"
     # a Python exception class (ProcessRaisedException:), zsh's SIGILL, Windows' access violation
-    r"\b\w*Exception\b(?=:)|illegal hardware instruction|0xC0000005"
+    r"\b\w*Exception\b(?=:)|illegal hardware instruction|0xC0000005|"
+    # an import error quoted without its exception class
+    r"No module named"
 )
 # a warning that reports a failure to load native code (torchvision's image extension)
 _WARNED_FAILURE = re.compile(

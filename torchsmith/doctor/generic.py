@@ -19,6 +19,7 @@ from torchsmith.doctor.components import (
     mentioned,
 )
 from torchsmith.doctor.generic_parts import (
+    command_failed,
     import_module,
     import_version,
     install_text,
@@ -353,4 +354,5 @@ _BY_KIND = {
     "python": _python,
     "linker": _linker,
     "ninja": _ninja,
+    "command-failed": command_failed,
 }

@@ -98,3 +98,42 @@ def import_module(e: TypedError) -> dict[str, Any]:
         "build needs it at build time).",
         "source": f"https://pypi.org/project/{project}/",
     }
+
+
+_NVCC_CAUSES = (
+    " When nvcc is the command and nothing above names the error, the usual causes are: nvcc's "
+    "host compiler is newer (or older) than this CUDA release supports; the CUDA toolkit that "
+    "runs is not the one torch was built with (torch.version.cuda) or CUDA_HOME points at none; "
+    "nvcc is not installed."
+)
+
+
+def command_failed(e: TypedError) -> dict[str, Any]:
+    """setuptools' ``error: command 'gcc' failed with exit status 1``: only the report that a
+    compiler run failed; its cause is the compiler's first error, printed before this line."""
+    tool = e.tool or "the compiler"
+    nvcc = tool.lower().startswith("nvcc")
+    return {
+        "category": "build-step",
+        "tags": (
+            "build-step",
+            "command-failed",
+            tool,
+            *(("nvcc", "compiler", "cuda") if nvcc else ()),
+        ),
+        "stage": "compile",
+        "title": f"{tool} failed (the reason is printed above this line)",
+        "cause": f"setuptools ran {tool} and it exited with an error; this line only reports that. "
+        "The compiler's own first 'error:' line, above it in the full log, says why."
+        + (_NVCC_CAUSES if nvcc else ""),
+        "fix": "read (or paste) the full output above this line — the first 'error:' of the "
+        "compiler, or run the build again with -v / MAX_JOBS=1 so it is not interleaved; "
+        "`torchsmith doctor` on the whole log names the cause"
+        + (
+            "; check nvcc --version against torch.version.cuda and gcc --version against the "
+            "CUDA release's supported host compilers."
+            if nvcc
+            else "."
+        ),
+        "source": "https://setuptools.pypa.io/en/latest/userguide/ext_modules.html",
+    }

@@ -52,6 +52,7 @@ ErrorKind = Literal[
     "tool-missing",
     "crash",
     "cmake",
+    "command-failed",
     "compiler",
     "pip",
     "python",

@@ -101,7 +101,7 @@ RECOGNISERS = (
         r"Error loading \"(?:[^\"]*[\\/])?(?P<winlib>[\w.+-]+\.dll)\" or one of its dependencies|"
         r"Could not find module '(?:[^']*[\\/])?(?P<dll>[\w.+-]+\.dll)'",
     ),
-    _r("import-module", r"No module named '(?P<module>[\w.]+)'", "python"),
+    _r("import-module", r"No module named '?(?P<module>[\w.]+)", "python"),
     _r(
         "tool-missing",
         r"No such file or directory: '(?P<tool>[\w.+-]+)'|(?P<cmd>\b[\w.+-]+): (?:command )?not "
@@ -127,7 +127,13 @@ RECOGNISERS = (
         r"ResolutionImpossible|dependency conflicts|Failed to build|is not a supported wheel",
         "pip",
     ),
-    _r("python", r"(?P<exception>\b[\w.]*(?:Error|Exception)): ", "python"),
+    _r("python", r"(?P<exception>\b[\w.]+(?:Error|Exception)): ", "python"),
+    # setuptools' report of a failed compiler run (the compiler's own message is above it)
+    _r(
+        "command-failed",
+        r"command u?'(?:[^']*[/\\])?(?P<tool>[^'/\\]+)' failed with exit (?:status|code) -?\d+",
+    ),
+    _r("python", r"(?P<exception>\b(?:Error|Exception)): ", "python"),
     _r("linker", r"collect2: error: ld returned|ld returned \d+ exit status", "ld"),
     _r("ninja", r"FAILED: (?P<target>\S+)", "ninja"),
 )

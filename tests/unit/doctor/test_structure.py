@@ -34,7 +34,7 @@ CASES = {  # log, expected kind, field, expected generic tag
     ),
     "nvcc-header": (
         'kernel.cu(2): catastrophic error: cannot open source file "cudnn.h"\n'
-        "1 catastrophic error detected in the compilation of \"kernel.cu\".\n",
+        '1 catastrophic error detected in the compilation of "kernel.cu".\n',
         "missing-header",
         ("header", "cudnn.h"),
         "cudnn",
@@ -61,7 +61,7 @@ CASES = {  # log, expected kind, field, expected generic tag
         "ffmpeg",
     ),
     "import-missing-lib": (
-        "Traceback (most recent call last):\n  File \"<string>\", line 1, in <module>\n"
+        'Traceback (most recent call last):\n  File "<string>", line 1, in <module>\n'
         "OSError: libsox.so.3: cannot open shared object file: No such file or directory\n",
         "import-missing-lib",
         ("library", "libsox.so.3"),
@@ -74,7 +74,7 @@ CASES = {  # log, expected kind, field, expected generic tag
         "torch",
     ),
     "import-module": (
-        "Traceback (most recent call last):\n  File \"setup.py\", line 3, in <module>\n"
+        'Traceback (most recent call last):\n  File "setup.py", line 3, in <module>\n'
         "ModuleNotFoundError: No module named 'yaml'\n",
         "import-module",
         ("module", "yaml"),
@@ -100,8 +100,8 @@ CASES = {  # log, expected kind, field, expected generic tag
         "cmake",
     ),
     "tool-missing-msvc": (
-        "error: Microsoft Visual C++ 14.0 or greater is required. Get it with \"Microsoft C++ "
-        "Build Tools\"\n",
+        'error: Microsoft Visual C++ 14.0 or greater is required. Get it with "Microsoft C++ '
+        'Build Tools"\n',
         "tool-missing",
         ("tool", "Visual C++"),
         "msvc",
@@ -223,3 +223,49 @@ def test_a_warning_that_reports_a_failed_native_load_is_an_error() -> None:
     diagnosis = diagnose(log.splitlines())
     assert diagnosis.generic is not None and "libjpeg" in diagnosis.generic.tags
 
+
+@pytest.mark.parametrize(
+    ("line", "tool"),
+    [
+        ("command 'gcc' failed with exit status 1", "gcc"),
+        ("Error: command 'gcc' failed with exit status 1", "gcc"),
+        ("error: command 'x86_64-linux-gnu-gcc' failed with exit status 1", "x86_64-linux-gnu-gcc"),
+        ("error: command 'clang' failed with exit status 1", "clang"),
+        ("error: command u'/usr/local/cuda/bin/nvcc' failed with exit status 1", "nvcc"),
+        ("error: command '/usr/local/cuda/bin/nvcc' failed with exit code 2", "nvcc"),
+        ("error: command 'C:\\CUDA\\v11.8\\bin\\nvcc.exe' failed with exit code 1", "nvcc.exe"),
+    ],
+)
+def test_a_lone_failed_command_line_gets_the_command_failed_diagnosis(line: str, tool: str) -> None:
+    """setuptools' report of a failed compiler run, quoted alone (gcc, clang, nvcc forms): a
+    finding that says the compiler's message is above it, never "no finding"."""
+    diagnosis = diagnose([line])
+    assert diagnosis.error is not None and diagnosis.error.kind == "command-failed"
+    assert diagnosis.error.tool == tool
+    assert diagnosis.top is not None and diagnosis.top.rule_id == "generic-command-failed"
+    assert ("cuda" in diagnosis.top.tags) == tool.startswith("nvcc")
+
+
+def test_a_compiler_error_above_the_failed_command_line_is_the_first_error() -> None:
+    log = [
+        "src/a.cpp:3:10: fatal error: foo.h: No such file or directory",
+        "compilation terminated.",
+        "error: command 'gcc' failed with exit status 1",
+    ]
+    assert diagnose(log).error.kind == "missing-header"  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize(
+    ("line", "module"),
+    [
+        ("No module named 'torchvision.models.mobilenetv3", "torchvision.models.mobilenetv3"),
+        ("ImportError: No module named yaml", "yaml"),
+        ("ModuleNotFoundError: No module named 'ninja'", "ninja"),
+    ],
+)
+def test_a_missing_module_is_read_with_or_without_its_class_and_quotes(
+    line: str, module: str
+) -> None:
+    diagnosis = diagnose([line])
+    assert diagnosis.error is not None and diagnosis.error.module == module
+    assert diagnosis.findings
