@@ -33,6 +33,14 @@ compiler cache's state or the clock (issue 29): decisions of the plan, each with
   rewrites the compiler's own arguments to relative paths, so ``__FILE__`` is the same in every
   workspace (measured: docs/reproducible.md); without a compiler cache the objects name the
   workspace, and the plan says so.
+* The build tree's RPATH: CMake links each shared library and executable of the build tree with
+  a RUNPATH naming the build directory by its absolute path (torch keeps that build RPATH:
+  pytorch/pytorch@v1.13.1:cmake/Dependencies.cmake ``CMAKE_SKIP_BUILD_RPATH FALSE``). The
+  linker's build-id is a hash of the whole output, that string included, and CMake's install
+  rewrites the RUNPATH in place to ``$ORIGIN``, padding the old string's length with NULs, so
+  ``.dynstr`` differs as well (measured in the whole 1.13.1 wheel: only ``.note.gnu.build-id``,
+  ``.dynstr``, ``.dynamic`` differed). ``CMAKE_BUILD_RPATH_USE_ORIGIN`` makes the build RPATH
+  ``$ORIGIN``-relative (CMake >= 3.14), the same in every workspace.
 """
 
 from __future__ import annotations
@@ -208,6 +216,22 @@ def archive_env(ctx: Ctx) -> list[EnvSetting]:
     ]
 
 
+RPATH_ORIGIN = "https://cmake.org/cmake/help/latest/variable/CMAKE_BUILD_RPATH_USE_ORIGIN.html"
+
+
+def rpath_env(ctx: Ctx) -> list[EnvSetting]:
+    """The build tree's RPATH relative to ``$ORIGIN`` (see the module's note)."""
+    if ctx.release is not None and ctx.release.env_style == "legacy-no":
+        return []
+    why = (
+        "the build tree's RUNPATH names the build directory by its absolute path: the linker's "
+        "build-id hashes it and CMake's install pads its length into .dynstr, so the workspace "
+        f"path changes every shared library ({RPATH_ORIGIN}, CMake >= 3.14; measured: "
+        f"docs/reproducible.md); setup.py forwards it ({CMAKE_FORWARD})"
+    )
+    return [EnvSetting(name="CMAKE_BUILD_RPATH_USE_ORIGIN", value="ON", reason=why)]
+
+
 NO_REPOSITORY = ("debian", "tarball")
 """Source kinds whose tree is never a git repository."""
 
@@ -237,6 +261,7 @@ def path_warning(ctx: Ctx) -> None:
 
 
 def reproducible_env(ctx: Ctx) -> list[EnvSetting]:
-    """torch's build: the epoch and the archive rules (the path note among the warnings)."""
+    """torch's build: the epoch, the archive and RPATH rules (the path note among the
+    warnings)."""
     path_warning(ctx)
-    return [source_date_epoch(ctx), *archive_env(ctx), *no_repository(ctx)]
+    return [source_date_epoch(ctx), *archive_env(ctx), *rpath_env(ctx), *no_repository(ctx)]

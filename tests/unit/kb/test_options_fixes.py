@@ -27,6 +27,7 @@ GENERAL_113 = {
     "cmake4-policy-version-minimum",
     "numpy-below-2",
     "cpu-dispatch-relative-include",
+    "aten-config-relative-include",
     "codegen-set-order",
 }
 

@@ -114,10 +114,32 @@ def test_static_archives_in_ar_deterministic_mode() -> None:
     assert "setup_helpers/cmake.py" in env["CMAKE_C_ARCHIVE_APPEND"].reason
 
 
+def test_the_build_trees_rpath_is_relative_to_origin() -> None:
+    """The linker's build-id hashes the build tree's RUNPATH, and CMake's install pads its
+    length into .dynstr: an absolute build directory changes every shared library."""
+    plan = resolve(resolve_spec(cli={"torch": "2.5.1", "accelerator": "cpu"}), mini_kb(), ci_host())
+    rpath = next(e for e in plan.env if e.name == "CMAKE_BUILD_RPATH_USE_ORIGIN")
+    assert rpath.value == "ON"
+    assert "build-id" in rpath.reason and "setup_helpers/cmake.py" in rpath.reason
+
+
+def test_the_aten_config_names_no_workspace() -> None:
+    """share/cmake/ATen/ATenConfig.cmake: the headers beside the file, not the install prefix
+    (the workspace's torch/), through the plan's fixes."""
+    spec = resolve_spec(cli={"torch": "1.13.1", "accelerator": "cpu", "source": "debian"})
+    fixes = {f.id: f for f in resolve(spec, kb.load(), ci_host()).fixes}
+    [edit] = fixes["aten-config-relative-include"].edits
+    assert edit["path"] == "aten/src/ATen/CMakeLists.txt"
+    assert "CMAKE_INSTALL_PREFIX" in edit["find"]
+    assert "CMAKE_INSTALL_PREFIX" not in edit["replace"]
+    assert '"\\${CMAKE_CURRENT_LIST_DIR}/../../../${AT_INSTALL_INCLUDE_DIR}"' in edit["replace"]
+
+
 def test_legacy_releases_do_not_forward_cmake_variables() -> None:
     spec = resolve_spec(cli={"torch": "1.1.0", "accelerator": "cpu", "python": "3.7"})
     env = resolve(spec, mini_kb(), ci_host()).env_dict()
     assert "SOURCE_DATE_EPOCH" in env and not any("ARCHIVE" in k for k in env)
+    assert "CMAKE_BUILD_RPATH_USE_ORIGIN" not in env
 
 
 def test_no_compiler_cache_is_said_to_leave_workspace_paths() -> None:
