@@ -22,6 +22,12 @@ leaves an installed torchsmith: where ``PYTHONDONTWRITEBYTECODE`` is set (it is 
 development machine) a tree without ``__pycache__`` would otherwise compile every module from
 source in every run. ``--source`` measures that way instead (records before 2026-11-27 12:30 UTC
 did, unknowingly).
+
+The host probe's version cache (``torchsmith/host/version_cache.py``) lives in a temporary cache
+root of the bench's own (``TORCHSMITH_CACHE_ROOT``), never the user's: ``plan`` and ``host``
+are timed with it filled by their warm-up run (a repeated plan: no compiler started for a
+version), and ``plan (empty version cache)`` with a new, empty one in every run (the first
+plan on a machine, or after every compiler changed).
 """
 
 from __future__ import annotations
@@ -42,13 +48,15 @@ import _measured
 
 PLAN = ["plan", "--torch", "2.6.0", "--cuda", "12.4", "--gpu", "RTX 4090", "--gpu", "8.0",
         "--with", "torchvision,torchaudio", "--source", "debian", "--json"]  # fmt: skip
-GOALS = {"plan": 0.25, "plan --host-facts": 0.25, "--help": 0.15, "kb release": 0.15,
-         "kb releases": 0.15, "host": 0.3}  # fmt: skip
+GOALS = {"plan": 0.25, "plan (empty version cache)": 0.25, "plan --host-facts": 0.25,
+         "--help": 0.15, "kb release": 0.15, "kb releases": 0.15, "host": 0.3}  # fmt: skip
+EMPTY_CACHE = "plan (empty version cache)"  # each run with a new cache root
 
 
 def commands(facts: Path) -> dict[str, list[str]]:
     return {
         "plan": PLAN,
+        EMPTY_CACHE: PLAN,
         "plan --host-facts": [*PLAN, "--host-facts", str(facts)],
         "--help": ["--help"],
         "kb release": ["kb", "release", "2.6.0"],
@@ -57,8 +65,11 @@ def commands(facts: Path) -> dict[str, list[str]]:
     }
 
 
+CACHE_ROOT: dict[str, str] = {}  # TORCHSMITH_CACHE_ROOT of every run: set by main()
+
+
 def _run(argv: list[str], tree: Path | None, **kw: Any) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "NO_COLOR": "1"}
+    env = {**os.environ, "NO_COLOR": "1", **CACHE_ROOT}
     if tree is not None:
         env["PYTHONPATH"] = str(tree)
     return subprocess.run([sys.executable, "-m", "torchsmith", *argv], check=True, env=env,
@@ -102,9 +113,25 @@ def byte_compile(tree: Path | None) -> str:
     return "byte-compiled first (compileall, as pip install does)"
 
 
-def measure(argv: list[str], runs: int, tree: Path | None) -> dict[str, Any]:
-    once(argv, tree)  # warm-up, untimed
-    samples = [once(argv, tree) for _ in range(runs)]
+def _empty_cache(argv: list[str], tree: Path | None, scratch: Path) -> tuple[float, float]:
+    """One run with a new, empty cache root (the version cache: every executable asked)."""
+    kept = dict(CACHE_ROOT)
+    CACHE_ROOT["TORCHSMITH_CACHE_ROOT"] = tempfile.mkdtemp(dir=scratch)
+    try:
+        return once(argv, tree)
+    finally:
+        CACHE_ROOT.clear()
+        CACHE_ROOT.update(kept)
+
+
+def measure(
+    argv: list[str], runs: int, tree: Path | None, empty_in: Path | None = None
+) -> dict[str, Any]:
+    def one() -> tuple[float, float]:
+        return once(argv, tree) if empty_in is None else _empty_cache(argv, tree, empty_in)
+
+    one()  # warm-up, untimed
+    samples = [one() for _ in range(runs)]
     return {"argv": argv, "cpu_s": _measured.summary([c for c, _ in samples]),
             "wall_s": _measured.summary([w for _, w in samples])}  # fmt: skip
 
@@ -121,11 +148,15 @@ def main() -> int:
     bytecode = "as found (not compiled by the bench)" if opts.source else byte_compile(tree)
     load_before = _measured.load()
     with tempfile.TemporaryDirectory() as tmp:
+        CACHE_ROOT["TORCHSMITH_CACHE_ROOT"] = str(Path(tmp) / "cache")  # the bench's own
         facts = Path(tmp) / "host.json"
         facts.write_text(
             _run(["host", "--json"], tree, capture_output=True).stdout, encoding="utf-8"
         )
-        results = {name: measure(argv, opts.runs, tree) for name, argv in commands(facts).items()}
+        results = {
+            name: measure(argv, opts.runs, tree, Path(tmp) if name == EMPTY_CACHE else None)
+            for name, argv in commands(facts).items()
+        }
         if opts.instructions:
             for name in IN_PROCESS:
                 results[name]["instructions"] = instructions(commands(facts)[name], tree)

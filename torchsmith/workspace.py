@@ -22,7 +22,7 @@ from typing import Any
 from torchsmith import __version__, atomic, lock
 from torchsmith.atomic import write_json
 from torchsmith.cache.trust import ancestor_reason
-from torchsmith.errors import HostError, UsageError
+from torchsmith.errors import HostError
 from torchsmith.plan_model import BuildPlan
 from torchsmith.redact import redact_data
 from torchsmith.writable import writable_dir
@@ -30,27 +30,6 @@ from torchsmith.writable import writable_dir
 MARKER = "created-by-torchsmith"
 INFO_NAME = "workspace.json"
 Say = Callable[[str], None]
-
-
-def default_cache_root(env: Mapping[str, str]) -> Path:
-    """TORCHSMITH_CACHE_ROOT, else $XDG_CACHE_HOME/torchsmith, else ~/.cache/torchsmith. A
-    variable lives across directories, so a relative one would name another cache in each: it is
-    refused (trial E03: taken against the working directory without a word), and a relative
-    XDG_CACHE_HOME is ignored as the XDG Base Directory Specification says ("All paths set in
-    these environment variables must be absolute ... consider the path invalid and ignore it")."""
-    value = env.get("TORCHSMITH_CACHE_ROOT")
-    if value is not None and value.strip().lower() != "none":
-        root = Path(value).expanduser()
-        if not root.is_absolute():
-            raise UsageError(
-                f"TORCHSMITH_CACHE_ROOT={value!r} is not an absolute path: a variable holds in "
-                "every directory, so a relative one would be another cache in each",
-                f"give an absolute path (e.g. TORCHSMITH_CACHE_ROOT=$PWD/{value.strip()}), "
-                "pass --cache-root, or unset it",
-            )
-        return root
-    xdg = Path(env.get("XDG_CACHE_HOME") or "")
-    return (xdg if xdg.is_absolute() else Path.home() / ".cache") / "torchsmith"
 
 
 @dataclass(frozen=True)

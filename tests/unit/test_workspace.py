@@ -10,13 +10,13 @@ from pathlib import Path
 
 import pytest
 
+from torchsmith.cache_root import default_cache_root
 from torchsmith.errors import HostError, UsageError
 from torchsmith.plan_model import BuildPlan, EnvSetting
 from torchsmith.workspace import (
     INFO_NAME,
     MARKER,
     check_cache_root,
-    default_cache_root,
     plan_differences,
     prepare_workspace,
     read_info,

@@ -12,6 +12,7 @@ from rich.markup import escape
 
 from torchsmith import kb as kbmod
 from torchsmith.backends import make_executor
+from torchsmith.cache_root import default_cache_root
 from torchsmith.commands.spec_args import add_spec_arguments, load_host, spec_from_args
 from torchsmith.companions.facts import against_of
 from torchsmith.console import err, out, print_json, shown
@@ -26,7 +27,6 @@ from torchsmith.report.summary import render_summary
 from torchsmith.spec_sources import ResolvedSpec
 from torchsmith.steps.context import BuildOptions
 from torchsmith.steps.pipeline import BuildResult, run_build
-from torchsmith.workspace import default_cache_root
 from torchsmith.writable import check_build_paths
 
 

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from torchsmith.host import HostFacts
+from torchsmith.host.load import versions_file
 from torchsmith.host.probe import probe_host
 from torchsmith.jsonout import print_json
 from torchsmith.proc import HOST
@@ -62,7 +63,8 @@ def _tables(host: HostFacts) -> list[Table]:
 
 
 def _host(args: argparse.Namespace) -> int:
-    host = probe_host(dict(os.environ), Path(args.disk_path), HOST)
+    env = dict(os.environ)
+    host = probe_host(env, Path(args.disk_path), HOST, versions_file(env))
     if args.json:
         print_json(host.model_dump(mode="json"))
         return 0

@@ -21,7 +21,8 @@ from torchsmith.terminal import strip_terminal_codes
 
 
 def _cache_root(args: argparse.Namespace) -> Path:
-    from torchsmith.workspace import check_cache_root, default_cache_root
+    from torchsmith.cache_root import default_cache_root
+    from torchsmith.workspace import check_cache_root
 
     root = args.cache_root or default_cache_root(os.environ)
     return check_cache_root(Path(root).expanduser().resolve()) / "sources"

@@ -37,7 +37,9 @@ def _csv(values: list[str] | None) -> tuple[str, ...] | None:
 
 def load_host(args: argparse.Namespace) -> HostFacts:
     """The facts a command plans against: ``--host-facts FILE`` (recorded), else a probe here."""
-    return host_load.load_host(getattr(args, "host_facts", None), os.environ, Path.cwd(), HOST)
+    recorded = getattr(args, "host_facts", None)
+    versions = None if recorded else host_load.versions_file(os.environ)
+    return host_load.load_host(recorded, os.environ, Path.cwd(), HOST, versions)
 
 
 def add_spec_arguments(parser: argparse.ArgumentParser) -> None:

@@ -9,10 +9,12 @@ import shlex
 import subprocess
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from functools import partial
 from pathlib import Path
 from typing import TypeVar
 
 from torchsmith.errors import HostError
+from torchsmith.host.version_cache import CachingRunner
 from torchsmith.runner import Runner
 
 T = TypeVar("T")
@@ -30,9 +32,23 @@ def query(
     env: Mapping[str, str],
     runner: Runner,
     timeout: float = DEFAULT_TIMEOUT,
+    *,
+    cacheable: bool = False,
+    also: Sequence[Path] = (),
 ) -> str:
-    """stdout followed by stderr of ``argv``; :class:`ProbeError` unless it exits with 0."""
+    """stdout followed by stderr of ``argv``; :class:`ProbeError` unless it exits with 0.
+    ``cacheable``: the answer comes from the executable (and the files ``also``) alone — a
+    version it prints —, so a :class:`CachingRunner` may give it from its cache."""
     args = [str(a) for a in argv]
+    if cacheable and isinstance(runner, CachingRunner):
+        exe = Path(args[0]) if "/" in args[0] else which(args[0], env)
+        if exe is not None:
+            ask = partial(_query, args, env, runner.inner, timeout)
+            return runner.cache.answer(args, exe, also, env, ask)
+    return _query(args, env, runner, timeout)
+
+
+def _query(args: list[str], env: Mapping[str, str], runner: Runner, timeout: float) -> str:
     try:
         done = runner.capture(args, env=env, timeout=timeout)
     except subprocess.TimeoutExpired as exc:
@@ -53,6 +69,12 @@ def parallel(func: Callable[[T], R], items: Iterable[T], workers: int = 16) -> l
         return [func(x) for x in todo]
     with ThreadPoolExecutor(max_workers=min(workers, len(todo))) as pool:
         return list(pool.map(func, todo))
+
+
+def entry_names(folder: Path) -> list[str]:
+    """The names in ``folder`` (no Path per entry: /usr/bin holds a thousand); OSError as is."""
+    with os.scandir(folder) as entries:
+        return [entry.name for entry in entries]
 
 
 def which(name: str, env: Mapping[str, str]) -> Path | None:

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from torchsmith.host import parse
-from torchsmith.host._run import ProbeError, parallel, query, which
+from torchsmith.host._run import ProbeError, entry_names, parallel, query, which
 from torchsmith.host.model import Compiler, Family
 from torchsmith.runner import Runner
 
@@ -48,11 +48,13 @@ def _make(path: Path) -> CompilerCandidate | None:
 
 
 def _dir_paths(folders: Iterable[Path]) -> Iterable[Path]:
+    """The compiler-named entries of ``folders`` (names matched before a Path is made)."""
     for folder in folders:
         try:
-            yield from sorted(folder.iterdir(), key=lambda p: p.name)
+            names = sorted(entry_names(folder))
         except OSError:
             continue
+        yield from (folder / name for name in names if _NAME.match(name))
 
 
 def compiler_candidates(
@@ -72,10 +74,10 @@ def compiler_candidates(
 
 def compiler_version(family: Family, path: Path, env: Mapping[str, str], runner: Runner) -> str:
     if family == "gcc":
-        text = query([path, "-dumpfullversion", "-dumpversion"], env, runner)
+        text = query([path, "-dumpfullversion", "-dumpversion"], env, runner, cacheable=True)
         version = parse.parse_gcc_dumpversion(text)
     else:
-        text = query([path, "--version"], env, runner)
+        text = query([path, "--version"], env, runner, cacheable=True)
         version = parse.parse_clang_version(text)
     if version is None:
         raise ProbeError(f"{path}: cannot read a version from {text.strip()[:80]!r}")

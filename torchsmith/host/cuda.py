@@ -109,7 +109,7 @@ def _unwrap(cand: ToolkitCandidate, env: Mapping[str, str], runner: Runner) -> T
 def probe_toolkit(cand: ToolkitCandidate, env: Mapping[str, str], runner: Runner) -> CudaToolkit:
     if cand.wrapper:
         cand = _unwrap(cand, env, runner)
-    text = query([cand.nvcc, "--version"], env, runner)
+    text = query([cand.nvcc, "--version"], env, runner, cacheable=True)
     found = parse.parse_nvcc_version(text)
     if found is None:
         raise ProbeError(f"{cand.nvcc}: cannot read a version from `nvcc --version`")

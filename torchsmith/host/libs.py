@@ -12,6 +12,7 @@ from torchsmith.host import parse
 from torchsmith.host._run import ProbeError, query
 from torchsmith.runner import Runner
 
+LD_CACHE = (Path("/etc/ld.so.cache"),)  # what `ldconfig -p` prints (ldconfig(8))
 SYSTEM_INCLUDES = ("usr/include", "usr/include/x86_64-linux-gnu", "usr/include/aarch64-linux-gnu")
 
 
@@ -104,7 +105,7 @@ def ldconfig_text(env: Mapping[str, str], runner: Runner) -> tuple[str, list[str
     problems = []
     for argv in (["ldconfig", "-p"], ["/sbin/ldconfig", "-p"]):
         try:
-            return query(argv, env, runner), []
+            return query(argv, env, runner, cacheable=True, also=LD_CACHE), []
         except ProbeError as exc:
             problems.append(exc.message)
     return "", problems[-1:]

@@ -44,11 +44,28 @@ def read_recorded(path: Path) -> HostFacts:
 
 
 def load_host(
-    recorded: Path | None, env: Mapping[str, str], cwd: Path, runner: Runner
+    recorded: Path | None,
+    env: Mapping[str, str],
+    cwd: Path,
+    runner: Runner,
+    versions: Path | None = None,
 ) -> HostFacts:
-    """``recorded``'s facts, or (None) a probe with ``env`` from ``cwd`` through ``runner``."""
+    """``recorded``'s facts, or (None) a probe with ``env`` from ``cwd`` through ``runner``
+    (``versions``: its version cache file, see :func:`torchsmith.host.probe.probe_host`)."""
     if recorded is not None:
         return read_recorded(recorded)
     from torchsmith.host.probe import probe_host  # starts processes: only when probing
 
-    return probe_host(dict(env), cwd, runner)
+    return probe_host(dict(env), cwd, runner, versions)
+
+
+def versions_file(env: Mapping[str, str]) -> Path | None:
+    """This user's version cache (``<cache root>/host-versions.json``); None where the cache
+    root is not usable (a relative TORCHSMITH_CACHE_ROOT: refused by the commands that build)."""
+    from torchsmith.cache_root import default_cache_root
+    from torchsmith.host.version_cache import FILE_NAME
+
+    try:
+        return default_cache_root(env) / FILE_NAME
+    except UsageError:
+        return None

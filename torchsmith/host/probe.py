@@ -17,6 +17,7 @@ from torchsmith.host.parse_gpu import GpuReport
 from torchsmith.host.pythons import probe_pythons
 from torchsmith.host.system import SystemFacts, probe_system
 from torchsmith.host.tools import probe_tools
+from torchsmith.host.version_cache import CachingRunner, VersionCache
 from torchsmith.runner import Runner
 
 T = TypeVar("T")
@@ -49,9 +50,22 @@ def _libraries(
     return cudnn, libs.probe_library(libs.NCCL, env, roots, sites, ldconfig)
 
 
-def probe_host(env: Mapping[str, str], disk_path: Path, runner: Runner) -> HostFacts:
+def probe_host(
+    env: Mapping[str, str], disk_path: Path, runner: Runner, versions: Path | None = None
+) -> HostFacts:
     """What this machine has. ``env`` is the environment the build would run with; every
-    query command runs through ``runner``."""
+    query command runs through ``runner``. ``versions``: a version cache file
+    (:mod:`torchsmith.host.version_cache`) for a runner on this machine: an executable asked
+    before, and the same file since, is not started again."""
+    if versions is None:
+        return _probe(env, disk_path, runner)
+    cache = VersionCache.read(versions)
+    facts = _probe(env, disk_path, CachingRunner(runner, cache))
+    cache.save()
+    return facts
+
+
+def _probe(env: Mapping[str, str], disk_path: Path, runner: Runner) -> HostFacts:
     with ThreadPoolExecutor(max_workers=8) as pool:
         g = _Gather(pool)
         f_system = g.submit(probe_system, env, disk_path, runner)

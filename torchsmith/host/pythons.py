@@ -14,7 +14,7 @@ from pathlib import Path
 from packaging.version import InvalidVersion, Version
 
 from torchsmith.host import parse
-from torchsmith.host._run import ProbeError, parallel, query
+from torchsmith.host._run import ProbeError, entry_names, parallel, query
 from torchsmith.host.model import PythonInfo
 from torchsmith.runner import Runner
 
@@ -45,10 +45,11 @@ def _pyenv_pythons(env: Mapping[str, str]) -> list[Path]:
 def _dir_pythons(folders: Iterable[Path]) -> list[Path]:
     found = []
     for folder in folders:
-        try:
-            found += sorted(p for p in folder.iterdir() if _NAME.match(p.name))
+        try:  # names first: a Path for each of /usr/bin's thousand entries costs start-up
+            names = sorted(entry_names(folder))
         except OSError:
             continue
+        found += [folder / name for name in names if _NAME.match(name)]
     return found
 
 
@@ -92,8 +93,14 @@ def real_executable(path: Path, env: Mapping[str, str], runner: Runner) -> Path:
     return Path(lines[-1].strip()) if lines and lines[-1].strip().startswith("/") else path
 
 
+def libpythons(path: Path) -> list[Path]:
+    """The shared ``libpython`` of the interpreter's prefix (``PREFIX/lib``), where an
+    ``--enable-shared`` build (pyenv's, conda's) has its version compiled in."""
+    return sorted((Path(os.path.realpath(path)).parent.parent / "lib").glob("libpython3*.so*"))
+
+
 def probe_python(path: Path, env: Mapping[str, str], runner: Runner) -> PythonInfo:
-    text = query([path, "--version"], env, runner)
+    text = query([path, "--version"], env, runner, cacheable=True, also=libpythons(path))
     version = parse.parse_python_version(text)
     if version is None:
         raise ProbeError(f"{path}: cannot read a version from {text.strip()[:80]!r}")

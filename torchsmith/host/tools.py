@@ -20,7 +20,7 @@ def probe_tool(
     name: str, path: Path, env: Mapping[str, str], runner: Runner
 ) -> tuple[Tool, list[str]]:
     try:
-        text = query([path, "--version"], env, runner)
+        text = query([path, "--version"], env, runner, cacheable=True)
     except ProbeError as exc:
         return Tool(name=name, path=str(path), version=None), [exc.message]
     version = parse.first_version(text)

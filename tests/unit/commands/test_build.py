@@ -6,13 +6,13 @@ from pathlib import Path
 
 from rich.console import Console
 
+from torchsmith.cache_root import default_cache_root
 from torchsmith.commands.build import _with_diagnosis
 from torchsmith.errors import BuildError, InterruptError, ToolError
 from torchsmith.report.ninja import parse_status
 from torchsmith.report.progress import PlainProgress, RichProgress
 from torchsmith.steps.compile import NinjaWatcher
 from torchsmith.steps.context import stage_error
-from torchsmith.workspace import default_cache_root
 
 
 def test_cache_root_from_env_then_xdg_then_home() -> None:

@@ -32,7 +32,11 @@ def fake_query(monkeypatch: pytest.MonkeyPatch, module: Any, answer: Answer) -> 
     calls: list[list[str]] = []
 
     def query(
-        argv: Sequence[Any], env: Mapping[str, str], runner: object, timeout: float = 10
+        argv: Sequence[Any],
+        env: Mapping[str, str],
+        runner: object,
+        timeout: float = 10,
+        **cache: Any,
     ) -> str:
         args = [str(a) for a in argv]
         calls.append(args)

@@ -25,7 +25,7 @@ def cannot_run(*args: Any, **kwargs: Any) -> Any:
 def device_host(monkeypatch: pytest.MonkeyPatch) -> HostFacts:
     facts = HostFacts.model_validate_json((DEV / "torchsmith-host.json").read_text())
     facts = facts.model_copy(update={"warnings": ["[odd] cmake: cannot read a version"]})
-    monkeypatch.setattr(host_cmd, "probe_host", lambda env, disk_path, runner: facts)
+    monkeypatch.setattr(host_cmd, "probe_host", lambda env, disk_path, runner, versions: facts)
     return facts
 
 
