@@ -20,13 +20,23 @@ instead of ``torch-….manifest.json``; either is read. The rows and ratios are 
 ``docs/measured/<NAME>.json`` (default ``full-rebuild``) with the commit, machine and load.
 Each build runs once (a whole build takes hours on 2 cores): the JSON says ``n`` = 1. Each row
 has its wall and CPU seconds (user + system of the build and all its children) and the load before
-and after: on a shared machine, grade by CPU as well as by wall.
+and after: on a shared machine, grade by CPU as well as by wall. With ``--python``, the JSON's
+``n_pythons`` is (the cold run + every ``--python`` run) / the cold run, by CPU, stage seconds
+and wall: N Pythons against one, from an empty cache when the cold run ran here.
+
+``--sample N`` makes it a partial build that is labelled as one: ``--target`` every N-th object
+the whole torch 1.13.1 CPU build compiled, in the order of its ``.ninja_log`` (the committed
+``tests/fixtures/report/debian-1.13.1-cpu-full/ninja_log.xz``: 1231 objects, 7266 job-seconds,
+13 % of them torch_python's, the objects compiled again for another Python). Every 10th: 124
+objects, 726 job-seconds, 12 % torch_python. What a partial build leaves out (the links, the
+wheel, repair, verify) is not measured, and configure weighs more in it than in a whole build.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import lzma
 import resource
 import subprocess
 import sys
@@ -39,6 +49,34 @@ import _measured
 
 # A cold build made with --with: its companions' stages are not part of the torch build.
 COMPANION_STAGES = ("companion", "torchvision", "torchaudio", "torchtext")
+FULL_LOG = _measured.ROOT / "tests/fixtures/report/debian-1.13.1-cpu-full/ninja_log.xz"
+
+
+def sample_targets(every: int, log: Path = FULL_LOG) -> list[str]:
+    """Every ``every``-th object the whole 1.13.1 CPU build compiled, in its log's order."""
+    objects: dict[str, None] = {}
+    with lzma.open(log, "rt") as fh:
+        lines = fh.read().splitlines()[1:]
+    for line in lines:
+        path = line.split("\t")[3]
+        if path.endswith(".o"):
+            objects.setdefault(path, None)
+    return list(objects)[::every]
+
+
+def n_pythons(cold: dict[str, Any], rows: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """(cold + every other Python's run) / cold, by CPU, stage seconds and wall; None without
+    a ``--python`` run. Only a cold row measured here (not composed) has CPU and wall."""
+    others = [r for r in rows if r["run"].startswith("python ")]
+    if not others:
+        return None
+    out: dict[str, Any] = {"pythons": 1 + len(others)}
+    for key, field in (("by_cpu", "cpu_s"), ("by_stages", "stages_total_s"), ("by_wall", "wall_s")):
+        values = [cold.get(field), *(r.get(field) for r in others)]
+        known = [float(v) for v in values if isinstance(v, (int, float))]
+        ok = len(known) == len(values) and known[0] > 0
+        out[key] = round(sum(known) / known[0], 4) if ok else None
+    return out
 
 
 def children_cpu() -> float:
@@ -137,30 +175,44 @@ def main() -> None:
     parser.add_argument("--python", action="append", default=[])
     parser.add_argument("--no-warm", action="store_true")
     parser.add_argument("--name", default="full-rebuild", help="docs/measured/<name>.json")
+    parser.add_argument("--sample", type=int, metavar="N", help="a partial build: every N-th "
+                        "object of the whole 1.13.1 CPU build (see above)")  # fmt: skip
     parser.add_argument("rest", nargs=argparse.REMAINDER)
     opts = parser.parse_args()
     load_before = _measured.load()
     args = [a for a in opts.rest if a != "--"]
+    if opts.sample:
+        args += [f"--target={t}" for t in sample_targets(opts.sample)]
     cold = cold_row(opts.cold, args, opts.work, opts.cache_dir)
     runs = ([] if opts.no_warm else [("warm", [])]) + [
         (f"python {p}", ["--python", p]) for p in opts.python
     ]
     rows: list[dict[str, Any]] = []
-    record(opts.name, cold, rows, args, load_before)  # the cold row is kept if a later run fails
+    what = {"sample_every": opts.sample}
+    record(opts.name, cold, rows, args, load_before, what=what)  # the cold row is kept if one fails
     for name, extra in runs:
         root = opts.work / name.replace(" ", "-")
         data, cost = build([*args, *extra], root, opts.cache_dir)
         row = summary(name, data, cost)
         rows.append({**row, **ratios(row, cold)})
         print(json.dumps(rows[-1]), flush=True)
-        record(opts.name, cold, rows, args, load_before)
+        record(opts.name, cold, rows, args, load_before, what=what)
 
 
 def record(
-    name: str, cold: dict[str, Any], rows: list[dict[str, Any]], args: list[str], load: list[float]
+    name: str,
+    cold: dict[str, Any],
+    rows: list[dict[str, Any]],
+    args: list[str],
+    load: list[float],
+    *,
+    what: dict[str, Any],
 ) -> None:
     """Write the rows measured so far to ``docs/measured/<name>.json``."""
-    results = {"cold": cold, "runs": rows, "n": 1, "build_args": args}
+    targets = [a for a in args if a.startswith("--target")]
+    results = {"cold": cold, "runs": rows, "n": 1, "n_pythons": n_pythons(cold, rows),
+               "partial": bool(targets), "targets": len(targets), **what,
+               "build_args": args}  # fmt: skip
     print("wrote", _measured.write(name, results, load), flush=True)
 
 

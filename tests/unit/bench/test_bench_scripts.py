@@ -124,3 +124,30 @@ def test_the_reproducible_bench_names_the_members_that_differ(tmp_path: Path) ->
     [diff] = bench.differing_members(tmp_path / "a.whl", tmp_path / "b.whl")
     assert diff.startswith("pkg/a.py: ") and "2026" in diff
     assert bench.differing_members(tmp_path / "a.whl", tmp_path / "a.whl") == []
+
+
+def test_the_sample_is_every_nth_object_of_the_whole_builds_log() -> None:
+    """--sample 10: a partial build labelled as one, its Python share near the whole build's."""
+    bench = load("bench_full_rebuild")
+    every = bench.sample_targets(1)
+    assert len(every) == 1231 and all(t.endswith(".o") for t in every)
+    sample = bench.sample_targets(10)
+    assert sample == every[::10] and len(sample) == 124
+    assert sample[0] == "c10/CMakeFiles/c10.dir/core/AutogradState.cpp.o"
+    assert sum("torch_python.dir" in t for t in sample) == 12
+
+
+def test_n_pythons_adds_every_other_python_to_the_cold_run() -> None:
+    bench = load("bench_full_rebuild")
+    cold = {"run": "cold", "cpu_s": 100.0, "stages_total_s": 50.0, "wall_s": 60.0}
+    rows = [
+        {"run": "warm", "cpu_s": 5.0, "stages_total_s": 5.0, "wall_s": 5.0},
+        {"run": "python 3.10", "cpu_s": 20.0, "stages_total_s": 10.0, "wall_s": 12.0},
+        {"run": "python 3.9", "cpu_s": 10.0, "stages_total_s": 5.0, "wall_s": 6.0},
+    ]
+    assert bench.n_pythons(cold, rows) == {
+        "pythons": 3, "by_cpu": 1.3, "by_stages": 1.3, "by_wall": 1.3,
+    }  # fmt: skip
+    assert bench.n_pythons(cold, rows[:1]) is None
+    composed = {**cold, "cpu_s": None, "wall_s": None}
+    assert bench.n_pythons(composed, rows)["by_cpu"] is None
