@@ -33,6 +33,11 @@ ENV_NOT_SPEC = frozenset(
         "TORCHSMITH_IN_CONTAINER",
         "TORCHSMITH_TEST_CACHE",
         "TORCHSMITH_UPDATE_SNAPSHOTS",
+        # scripts/test's own settings, in the environment of every command the tests run
+        "TORCHSMITH_TEST_BUDGET_S",
+        "TORCHSMITH_TEST_QUICK_BUDGET_S",
+        "TORCHSMITH_TEST_WORKERS",
+        "TORCHSMITH_TEST_DISK_LOG",
     }
 )
 _TRUE = {"1", "true", "yes", "on"}

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
 
 from torchsmith.docgen import OPTIONS_DOC, SCHEMA_PATH, options_markdown, spec_schema
 from torchsmith.errors import SpecError
-from torchsmith.spec_sources import resolve_spec
+from torchsmith.spec_sources import ENV_NOT_SPEC, resolve_spec
 
 
 def _toml(tmp_path: Path, text: str) -> Path:
@@ -130,3 +131,14 @@ def test_a_directory_given_as_spec_file_is_named_as_such(tmp_path: Path) -> None
     with pytest.raises(SpecError) as info:
         resolve_spec(file=tmp_path)
     assert f"spec file {tmp_path} is a directory" in info.value.render()
+
+
+def test_the_test_harness_variables_are_not_build_spec_keys() -> None:
+    """Every TORCHSMITH_* variable scripts/test reads is in ENV_NOT_SPEC: it is in the environment
+    of every torchsmith command the integration tests run, and the spec refuses an unknown one
+    (a rehearsal failed so when the disk log's variable was added)."""
+    script = (Path(__file__).resolve().parents[3] / "scripts" / "test").read_text()
+    names = set(re.findall(r"\bTORCHSMITH_[A-Z0-9_]+", script))
+    assert names and names <= ENV_NOT_SPEC, names - ENV_NOT_SPEC
+    for name in names:
+        resolve_spec(env={name: "1"})
