@@ -34,10 +34,8 @@ ENV_NOT_SPEC = frozenset(
         "TORCHSMITH_TEST_CACHE",
         "TORCHSMITH_UPDATE_SNAPSHOTS",
         # scripts/test's own settings, in the environment of every command the tests run
-        "TORCHSMITH_TEST_BUDGET_S",
-        "TORCHSMITH_TEST_QUICK_BUDGET_S",
-        "TORCHSMITH_TEST_WORKERS",
-        "TORCHSMITH_TEST_DISK_LOG",
+        *("TORCHSMITH_TEST_BUDGET_S", "TORCHSMITH_TEST_QUICK_BUDGET_S"),
+        *("TORCHSMITH_TEST_WORKERS", "TORCHSMITH_TEST_DISK_LOG"),
     }
 )
 _TRUE = {"1", "true", "yes", "on"}
