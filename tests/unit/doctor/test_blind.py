@@ -29,6 +29,7 @@ FLOORS = {
     "blind10": 25,
     "blind11a": 3,
     "blind11b": 5,
+    "blind12": 23,
 }
 # rounds 1-10 hold >= 40 logs; rounds 11a/11b's fixed queries gave 13 and 17 (their READMEs say why)
 MIN_LOGS = {"blind11a": 13, "blind11b": 17}
@@ -84,6 +85,7 @@ def test_blind_threads_are_distinct_across_sets() -> None:
         ("blind10", "c33b20f", 42, 18),
         ("blind11a", "d228702", 13, 1),
         ("blind11b", "d228702", 17, 2),
+        ("blind12", "5188785", 40, 12),
     ],
 )
 def test_logs_judged_right_at_their_freeze_keep_their_finding(
