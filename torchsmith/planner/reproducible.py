@@ -41,6 +41,12 @@ compiler cache's state or the clock (issue 29): decisions of the plan, each with
   ``.dynstr`` differs as well (measured in the whole 1.13.1 wheel: only ``.note.gnu.build-id``,
   ``.dynstr``, ``.dynamic`` differed). ``CMAKE_BUILD_RPATH_USE_ORIGIN`` makes the build RPATH
   ``$ORIGIN``-relative (CMake >= 3.14), the same in every workspace.
+* setup.py's own extensions (torch 1.13: ``torch._C`` and ``torch._C_flatbuffer``, a stub each,
+  pytorch/pytorch@v1.13.1:setup.py ``Extension``) are compiled by setuptools with the
+  interpreter's CFLAGS (Debian's python3.11: ``-g``), no compiler cache: their DWARF names the
+  tree as the compilation directory. ``CPPFLAGS`` (which distutils appends to those commands and
+  CMake never reads) maps it to ``.``; the plan writes the tree as :data:`TREE`, put in by the
+  environment step, so the plan names no path of the machine.
 """
 
 from __future__ import annotations
@@ -232,6 +238,28 @@ def rpath_env(ctx: Ctx) -> list[EnvSetting]:
     return [EnvSetting(name="CMAKE_BUILD_RPATH_USE_ORIGIN", value="ON", reason=why)]
 
 
+TREE = "{tree}"
+"""In a plan's variable: the fetched source tree, put in by the environment step (a plan names
+no path of the machine: it hashes the same in every workspace)."""
+DISTUTILS_CPPFLAGS = (
+    "pypa/setuptools@v66.1.1:setuptools/_distutils/sysconfig.py customize_compiler (CPPFLAGS "
+    "appended to the compile and link commands)"
+)
+
+
+def debug_map_env(ctx: Ctx) -> list[EnvSetting]:
+    """The debug info of setup.py's own extensions names the tree as ``.`` (module's note)."""
+    if ctx.release is not None and ctx.release.env_style == "legacy-no":
+        return []
+    why = (
+        "setup.py compiles its own extension stubs (torch._C, _C_flatbuffer) with setuptools and "
+        "the interpreter's CFLAGS (Debian's python: -g), so their DWARF names the tree's path "
+        f"(measured: docs/reproducible.md); distutils appends CPPFLAGS ({DISTUTILS_CPPFLAGS}), "
+        f"CMake never reads it; {TREE} is the tree, put in by the environment step"
+    )
+    return [EnvSetting(name="CPPFLAGS", value=f"-fdebug-prefix-map={TREE}=.", reason=why)]
+
+
 NO_REPOSITORY = ("debian", "tarball")
 """Source kinds whose tree is never a git repository."""
 
@@ -264,4 +292,10 @@ def reproducible_env(ctx: Ctx) -> list[EnvSetting]:
     """torch's build: the epoch, the archive and RPATH rules (the path note among the
     warnings)."""
     path_warning(ctx)
-    return [source_date_epoch(ctx), *archive_env(ctx), *rpath_env(ctx), *no_repository(ctx)]
+    return [
+        source_date_epoch(ctx),
+        *archive_env(ctx),
+        *rpath_env(ctx),
+        *debug_map_env(ctx),
+        *no_repository(ctx),
+    ]

@@ -11,6 +11,7 @@ cannot configure old releases) and so is the ``dataclasses`` back-port (stdlib s
 from __future__ import annotations
 
 import re
+import shlex
 import sys
 from collections.abc import Iterable, Mapping
 from pathlib import Path
@@ -23,7 +24,7 @@ from torchsmith.cache.dist import forwarded_env, parse_dist_status
 from torchsmith.cache.remote import ccache_remote_problem
 from torchsmith.errors import HostError
 from torchsmith.plan_model import BuildPlan
-from torchsmith.planner.reproducible import EPOCH, plan_epoch
+from torchsmith.planner.reproducible import EPOCH, TREE, plan_epoch
 from torchsmith.report.ninja import NINJA_STATUS
 from torchsmith.steps.context import BuildContext
 from torchsmith.steps.state import BuildEnv, BuildState, Toolchain
@@ -94,10 +95,12 @@ def compose_env(
     cache: CompilerCache,
     *,
     source: Mapping[str, Any] | None = None,
+    tree: Path | None = None,
 ) -> tuple[dict[str, str], frozenset[str]]:
     """The build's variables: base env (less Python overrides) < cache < compilers < plan.
     MAX_JOBS is the plan's, or its local count when the plan's cluster did not answer;
-    SOURCE_DATE_EPOCH the one the fetched ``source`` resolved (:func:`plan_epoch`)."""
+    SOURCE_DATE_EPOCH the one the fetched ``source`` resolved (:func:`plan_epoch`); the
+    plan's :data:`TREE` is ``tree``, the source tree (:func:`in_tree`)."""
     drop = {*_DROP, *_secret_names(plan)}  # the cache's secrets reach it only as its config
     env = {k: v for k, v in base.items() if k not in drop}
     own: dict[str, str] = {
@@ -112,7 +115,7 @@ def compose_env(
         own["CUDAHOSTCXX"] = tools.cxx
         if plan.arch_list:
             own["TORCH_CUDA_ARCH_LIST"] = plan.arch_list
-    own.update(plan.env_dict())
+    own.update(in_tree(plan.env_dict(), tree))
     if EPOCH in own:
         own[EPOCH] = str(plan_epoch(plan, source))
     own["MAX_JOBS"] = str(_jobs(plan, cache, own["MAX_JOBS"]))
@@ -123,6 +126,14 @@ def compose_env(
     if cache.cluster is not None:  # the build servers see every variable (cache/dist.py)
         env = forwarded_env(env, frozenset(own))
     return env, frozenset(own)
+
+
+def in_tree(env: Mapping[str, str], tree: Path | None) -> dict[str, str]:
+    """The plan's variables with :data:`TREE` as ``tree``, shell-quoted as flags are read
+    (None: a plan's value naming the tree is left out, never passed on with the placeholder)."""
+    if tree is None:
+        return {k: v for k, v in env.items() if TREE not in v}
+    return {k: v.replace(TREE, shlex.quote(str(tree))) for k, v in env.items()}
 
 
 def _secret_names(plan: BuildPlan) -> set[str]:
@@ -212,11 +223,11 @@ def prepare_environment(
         cache.directory.mkdir(parents=True, exist_ok=True)
     check_remote_support(ctx, cache, _cache_setup(ctx.plan))
     cache = with_cluster(cache, _cache_setup(ctx.plan), base)
-    env, keys = compose_env(base, ctx.plan, tools, venv, cache, source=source)
+    env, keys = compose_env(base, ctx.plan, tools, venv, cache, source=source, tree=tree)
     checked = check_cluster(ctx, cache, env)
     if checked is not cache:
         cache = checked
-        env, keys = compose_env(base, ctx.plan, tools, venv, cache, source=source)
+        env, keys = compose_env(base, ctx.plan, tools, venv, cache, source=source, tree=tree)
     if not ctx.workspace.is_done(STAGE):
         with ctx.stage(STAGE, f"Python env {venv} + build requirements"):
             _make_venv(ctx, tools, tree, env)

@@ -123,6 +123,15 @@ def test_the_build_trees_rpath_is_relative_to_origin() -> None:
     assert "build-id" in rpath.reason and "setup_helpers/cmake.py" in rpath.reason
 
 
+def test_setup_pys_own_extensions_map_the_tree_in_their_debug_info() -> None:
+    """torch._C's stub is compiled by setuptools with -g: its DWARF names the tree, mapped
+    through CPPFLAGS (which CMake never reads); the plan writes the tree as a placeholder."""
+    plan = resolve(resolve_spec(cli={"torch": "2.5.1", "accelerator": "cpu"}), mini_kb(), ci_host())
+    flags = next(e for e in plan.env if e.name == "CPPFLAGS")
+    assert flags.value == "-fdebug-prefix-map={tree}=."
+    assert "setuptools" in flags.reason and "CMake never reads it" in flags.reason
+
+
 def test_the_aten_config_names_no_workspace() -> None:
     """share/cmake/ATen/ATenConfig.cmake: the headers beside the file, not the install prefix
     (the workspace's torch/), through the plan's fixes."""
@@ -139,7 +148,7 @@ def test_legacy_releases_do_not_forward_cmake_variables() -> None:
     spec = resolve_spec(cli={"torch": "1.1.0", "accelerator": "cpu", "python": "3.7"})
     env = resolve(spec, mini_kb(), ci_host()).env_dict()
     assert "SOURCE_DATE_EPOCH" in env and not any("ARCHIVE" in k for k in env)
-    assert "CMAKE_BUILD_RPATH_USE_ORIGIN" not in env
+    assert "CMAKE_BUILD_RPATH_USE_ORIGIN" not in env and "CPPFLAGS" not in env
 
 
 def test_no_compiler_cache_is_said_to_leave_workspace_paths() -> None:

@@ -8,12 +8,13 @@ from pathlib import Path
 import pytest
 
 from torchsmith.cache import make_cache
-from torchsmith.plan_model import BuildPlan
+from torchsmith.plan_model import BuildPlan, EnvSetting
 from torchsmith.steps.compile import build_command
 from torchsmith.steps.configure import configure_command
 from torchsmith.steps.environment import (
     BuildEnv,
     compose_env,
+    in_tree,
     read_build_requirements,
     requirement_name,
     select_requirements,
@@ -73,6 +74,20 @@ def test_compose_env_layers(plan: BuildPlan, tmp_path: Path) -> None:
     assert env["NINJA_STATUS"] == "[%f/%t %es] "
     assert env["PYTORCH_BUILD_VERSION"] == "1.13.1+cpu"
     assert "HOME" not in keys and "CC" in keys and "USE_CUDA" in keys
+
+
+def test_the_plans_tree_placeholder_is_the_source_tree(plan: BuildPlan, tmp_path: Path) -> None:
+    """CPPFLAGS' debug prefix map names the tree only in the build's variables, never in the
+    plan (planner/reproducible.py debug_map_env)."""
+    flag = EnvSetting(name="CPPFLAGS", value="-fdebug-prefix-map={tree}=.", reason="test")
+    mapped = plan.model_copy(update={"env": [*plan.env, flag]})
+    cache = make_cache("ccache", tmp_path, "/usr/bin/ccache")
+    tree = tmp_path / "src"
+    env, keys = compose_env({}, mapped, TOOLS, tmp_path / "venv", cache, tree=tree)
+    assert env["CPPFLAGS"] == f"-fdebug-prefix-map={tree}=." and "CPPFLAGS" in keys
+    assert "CPPFLAGS" not in compose_env({}, mapped, TOOLS, tmp_path / "venv", cache)[0]
+    spaced = in_tree({"CPPFLAGS": flag.value}, Path("/a b/src"))  # read shell-like by distutils
+    assert spaced == {"CPPFLAGS": "-fdebug-prefix-map='/a b/src'=."}
 
 
 def test_commands(plan: BuildPlan, tmp_path: Path) -> None:
