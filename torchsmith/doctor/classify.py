@@ -40,6 +40,13 @@ GENERIC_TRIGGERS: tuple[bytes, ...] = (
     b"illegal hardware instruction",
     b"0xC0000005",
     b"No module named",
+    b"o such file",
+    b"conflict is caused",
+    b"can only be",
+    b"ermission denied",
+    b"panicked",
+    b"E: Unable",
+    b"E: Package",
     "找不到".encode(),
     "没有那个文件".encode(),
 )
@@ -67,7 +74,16 @@ _REAL = re.compile(
     # a Python exception class (ProcessRaisedException:), zsh's SIGILL, Windows' access violation
     r"\b\w*Exception\b(?=:)|illegal hardware instruction|0xC0000005|"
     # an import error quoted without its exception class
-    r"No module named"
+    r"No module named|"
+    # error lines without 'error' or 'Class:' (round 12): a lower-case strerror, a bare
+    # 'Exception ...' report, 'X building failed', pip's resolver conflict, a platform check
+    r"[Nn]o such file or directory|^\W*Exception\b|"
+    r"\b(?:[Bb]uild(?:ing)?|[Cc]ompil(?:ing|ation)|[Ii]nstall(?:ing|ation)?) failed\b|"
+    r"The conflict is caused by|\bcan only be (?:built|compiled|installed|used|run)\b|"
+    # a shell's missing command (not CMake's "-- Looking for x - not found"), apt's "E: ...",
+    # a denied write, a Rust panic, a C assert(), macOS ld's missing -l library
+    r": (?:command )?not found\s*$|^E: [A-Z]|Permission denied|\bpanicked at\b|"
+    r"\bAssertion\b[^\n]{0,300}? failed\b|library not found for -l"
 )
 # a warning that reports a failure to load native code (torchvision's image extension)
 _WARNED_FAILURE = re.compile(

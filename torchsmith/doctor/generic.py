@@ -25,6 +25,7 @@ from torchsmith.doctor.generic_parts import (
     install_text,
     library_finding,
     points_text,
+    python_exception,
     with_component,
 )
 from torchsmith.doctor.linear import compile_linear
@@ -309,13 +310,6 @@ _pip = _simple(
     "check the requirement's versions for this Python and platform (pip index versions NAME).",
     "https://pip.pypa.io/en/stable/topics/dependency-resolution/",
 )
-_python = _simple(
-    "python",
-    "Python {e.exception} during the build",
-    "{e.message}",
-    "the exception's message and the traceback above name the failing step.",
-    "https://docs.python.org/3/tutorial/errors.html",
-)
 _linker = _simple(
     "linker",
     "the link failed",
@@ -351,7 +345,7 @@ _BY_KIND = {
     "cmake": _cmake,
     "compiler": _compiler,
     "pip": _pip,
-    "python": _python,
+    "python": python_exception,
     "linker": _linker,
     "ninja": _ninja,
     "command-failed": command_failed,

@@ -6,7 +6,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from torchsmith.doctor.components import PIP_NAMES, Component, by_library, by_module
+from torchsmith.doctor.components import (
+    PIP_NAMES,
+    Component,
+    by_library,
+    by_module,
+    component_names,
+)
 from torchsmith.doctor.models import TypedError
 
 
@@ -108,24 +114,43 @@ _NVCC_CAUSES = (
 )
 
 
+_COMPILERS = frozenset({"gcc", "g++", "cc", "c++", "clang", "clang++", "cl.exe", "cl"})
+
+
+_GCC_CAUSES = (
+    " When the compiler printed no error in the code itself, the usual cause is a compiler "
+    "newer (or older) than the release was tested with (an old torch with a newer gcc)."
+)
+
+
 def command_failed(e: TypedError) -> dict[str, Any]:
-    """setuptools' ``error: command 'gcc' failed with exit status 1``: only the report that a
-    compiler run failed; its cause is the compiler's first error, printed before this line."""
+    """setuptools' ``error: command 'gcc' failed with exit status 1`` (or a build script's
+    ``CalledProcessError`` for cmake/ninja): only the report that a tool's run failed; its cause
+    is the tool's first error, printed before this line."""
     tool = e.tool or "the compiler"
-    nvcc = tool.lower().startswith("nvcc")
+    name = tool.lower()
+    nvcc = name.startswith("nvcc")
+    compiler = nvcc or name.rsplit("-", 1)[0] in _COMPILERS
+    cause = (
+        f"The build ran {tool} and it exited with an error; this line only reports that. "
+        f"{tool}'s own first error ('error:', 'CMake Error'), above it in the full log, says why."
+    )
+    if nvcc:
+        cause += _NVCC_CAUSES
+    elif compiler:
+        cause += _GCC_CAUSES
     return {
-        "category": "build-step",
+        "category": "compiler" if compiler else "build-step",
         "tags": (
             "build-step",
             "command-failed",
             tool,
-            *(("nvcc", "compiler", "cuda") if nvcc else ()),
+            *(("compiler",) if compiler else ()),
+            *(("nvcc", "cuda") if nvcc else ()),
         ),
-        "stage": "compile",
+        "stage": "configure" if name == "cmake" else "compile",
         "title": f"{tool} failed (the reason is printed above this line)",
-        "cause": f"setuptools ran {tool} and it exited with an error; this line only reports that. "
-        "The compiler's own first 'error:' line, above it in the full log, says why."
-        + (_NVCC_CAUSES if nvcc else ""),
+        "cause": cause,
         "fix": "read (or paste) the full output above this line — the first 'error:' of the "
         "compiler, or run the build again with -v / MAX_JOBS=1 so it is not interleaved; "
         "`torchsmith doctor` on the whole log names the cause"
@@ -133,7 +158,63 @@ def command_failed(e: TypedError) -> dict[str, Any]:
             "; check nvcc --version against torch.version.cuda and gcc --version against the "
             "CUDA release's supported host compilers."
             if nvcc
+            else "; if the compiler's output names no error in the code, build with the gcc "
+            "version the release was tested with."
+            if compiler
             else "."
         ),
         "source": "https://setuptools.pypa.io/en/latest/userguide/ext_modules.html",
+    }
+
+
+_PACKAGE_DIRS = ("site-packages/", "dist-packages/")
+_CPP_EXTENSION = "torch/utils/cpp_extension.py"
+_TORCH_PACKAGES = frozenset({"torch", "torchvision", "torchaudio", "torchtext"})
+
+
+def frame_package(path: str) -> str | None:
+    """The installed package a traceback frame's file belongs to (``.../site-packages/torch/
+    utils/cpp_extension.py`` -> torch), else the nearest torch/torchvision/torchaudio folder
+    of the path (an egg, a source tree: ``build/.../egg/torchaudio/transforms.py``)."""
+    path = path.replace("\\", "/")
+    for marker in _PACKAGE_DIRS:
+        if marker in path:
+            return path.split(marker, 1)[1].split("/", 1)[0].removesuffix(".py")
+    parts = path.split("/")[:-1]
+    return next((p for p in reversed(parts) if p in _TORCH_PACKAGES), None)
+
+
+def python_exception(e: TypedError) -> dict[str, Any]:
+    """A Python exception no rule knows: the frame that raised it says which code to look at
+    (the last ``File "...", line N`` above it; Python's traceback prints the raising frame last)."""
+    where = e.file
+    package = frame_package(where) if where else None
+    tags = ("python", *((package,) if package in component_names() else ()))
+    if where and _CPP_EXTENSION in where.replace("\\", "/"):
+        fix = (
+            "it was raised inside torch.utils.cpp_extension while building an extension: the "
+            "compiler's first 'error:' above says why (run with MAX_JOBS=1 to see it); a "
+            "KeyError/TypeError there means the project's setup.py was written for another "
+            "torch release's cpp_extension: use the torch version the project names."
+        )
+        tags = (*tags, "extension", "cpp-extension")
+    elif package:
+        fix = (
+            f"it was raised inside the package {package} ({where}): check that its installed "
+            "version is the one the calling code was written for (the project's pinned versions)."
+        )
+    else:
+        fix = (
+            f"the frame that raised it is {where}."
+            if where
+            else ("the exception's message and the traceback above name the failing step.")
+        )
+    return {
+        "category": "python",
+        "tags": tags,
+        "stage": "compile",
+        "title": f"Python {e.exception} during the build",
+        "cause": e.message + (f" (raised in {where})" if where else ""),
+        "fix": fix,
+        "source": "https://docs.python.org/3/tutorial/errors.html",
     }

@@ -91,6 +91,7 @@ RECOGNISERS = (
     _r("linker-undefined", r"undefined reference to '(?P<symbol>[^']+)'", "ld"),
     _r("linker-undefined", r"Undefined symbols for architecture \S+", "ld64"),
     _r("linker-missing-lib", r"cannot find -l(?P<library>[\w.+-]+)", "ld"),
+    _r("linker-missing-lib", r"library not found for -l(?P<library>[\w.+-]+)", "ld64"),
     _r("linker-missing-lib", r"No rule to make target '(?P<library>[^']+\.(?:so|a)[\d.]*)'"),
     _r("import-missing-lib", r"(?P<library>[\w.+-]+\.so[\w.]*): cannot open shared object file"),
     _r("import-symbol", r"undefined symbol: (?P<symbol>\S+)"),
@@ -124,8 +125,15 @@ RECOGNISERS = (
     _r(
         "pip",
         r"Could not find a version that satisfies|No matching distribution found|"
-        r"ResolutionImpossible|dependency conflicts|Failed to build|is not a supported wheel",
+        r"ResolutionImpossible|dependency conflicts|Failed to build|is not a supported wheel|"
+        r"The conflict is caused by",
         "pip",
+    ),
+    # a build script's subprocess failed (setup.py running cmake, ninja, a compiler): the tool's
+    # own error is above it
+    _r(
+        "command-failed",
+        r"CalledProcessError: Command '\[?'?(?:[^',\s]*[/\\])?(?P<tool>[\w.+-]+)",
     ),
     _r("python", r"(?P<exception>\b[\w.]+(?:Error|Exception)): ", "python"),
     # setuptools' report of a failed compiler run (the compiler's own message is above it)
@@ -159,9 +167,25 @@ def read_block(block: ErrorBlock) -> TypedError | None:
             match = rec.regex.search(text)
             if match is not None:
                 message = _message(rec.kind, lines, index)
-                return _typed(rec, match.groupdict(), number, message)
+                groups = match.groupdict()
+                if rec.kind == "python":
+                    groups["file"] = _last_frame(normal[:index])
+                return _typed(rec, groups, number, message)
     number, text = normal[0]
     return TypedError(kind="other", line=number, message=text, versions=_versions(text))
+
+
+_FRAME = _rx(r'^\s*(?:File )?"(?P<file>[^"]+)", line \d+')
+
+
+def _last_frame(lines: list[tuple[int, str]]) -> str | None:
+    """The file of the traceback frame nearest above a Python exception: where it was raised
+    (``torch/utils/cpp_extension.py``, a companion's module, the user's script)."""
+    for _, text in reversed(lines):
+        match = _FRAME.search(text)
+        if match is not None:
+            return str(match.group("file"))
+    return None
 
 
 def _lines(block: ErrorBlock) -> list[Evidence]:
