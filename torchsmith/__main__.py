@@ -1,3 +1,3 @@
-from torchsmith.cli import main
+from torchsmith.cli import run
 
-raise SystemExit(main())
+run()

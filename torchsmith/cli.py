@@ -13,6 +13,7 @@ import threading
 import traceback
 from collections.abc import Iterator, Sequence
 from types import FrameType
+from typing import NoReturn
 
 from torchsmith import __version__
 from torchsmith.commands import COMMANDS
@@ -83,6 +84,13 @@ def _interrupted(exc: KeyboardInterrupt) -> InterruptError:
     if exc.args == (TERMINATED,):
         return InterruptError("stopped by SIGTERM", "run the same command to resume")
     return InterruptError("stopped by Ctrl-C", "run the same command to resume")
+
+
+def run() -> NoReturn:
+    """The ``torchsmith`` command: :func:`main`, then the process ends (torchsmith/exiting.py)."""
+    from torchsmith.exiting import exit_process
+
+    exit_process(main())
 
 
 def main(argv: Sequence[str] | None = None) -> int:
