@@ -1,14 +1,15 @@
 """The free disk while an integration module runs (issue 23, stop 33: CI's run failed when two
 CUDA modules on two workers filled the disk together). With ``TORCHSMITH_TEST_DISK_LOG`` set
 (scripts/test sets it), each module appends one line ``module<TAB>free at start<TAB>lowest
-free<TAB>free at end`` (GB; the end after its directories were removed) to that file, and
-scripts/test prints the modules that ran with the least disk left."""
+free<TAB>free at end<TAB>wall seconds`` (GB; the end after its directories were removed) to that
+file, and scripts/test prints the modules that ran with the least disk left."""
 
 from __future__ import annotations
 
 import os
 import shutil
 import threading
+import time
 from pathlib import Path
 from types import TracebackType
 
@@ -22,6 +23,7 @@ class DiskWatch:
         self.path = path
         self.interval = interval
         self.start = self.lowest = self._free()
+        self.began = time.monotonic()
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="disk-watch", daemon=True)
 
@@ -45,8 +47,8 @@ class DiskWatch:
 
     def line(self, module: str) -> str:
         """The module's line of the disk log (ends with a newline)."""
-        free = [self.start, self.lowest, self._free()]
-        return "\t".join([module, *(f"{f / GB:.1f}" for f in free)]) + "\n"
+        free = [f"{f / GB:.1f}" for f in (self.start, self.lowest, self._free())]
+        return "\t".join([module, *free, f"{time.monotonic() - self.began:.0f}"]) + "\n"
 
 
 def append(log: str, line: str) -> None:
