@@ -30,9 +30,11 @@ FLOORS = {
     "blind11a": 3,
     "blind11b": 5,
     "blind12": 23,
+    "blind13": 25,
 }
-# rounds 1-10 hold >= 40 logs; rounds 11a/11b's fixed queries gave 13 and 17 (their READMEs say why)
-MIN_LOGS = {"blind11a": 13, "blind11b": 17}
+# rounds 1-10 and 12 hold >= 40 logs; the fixed queries of rounds 11a/11b/13 gave 13, 17 and 37
+# (their READMEs say why)
+MIN_LOGS = {"blind11a": 13, "blind11b": 17, "blind13": 37}
 
 
 def _grader() -> ModuleType:
@@ -86,6 +88,7 @@ def test_blind_threads_are_distinct_across_sets() -> None:
         ("blind11a", "d228702", 13, 1),
         ("blind11b", "d228702", 17, 2),
         ("blind12", "5188785", 40, 12),
+        ("blind13", "2e021db", 37, 13),
     ],
 )
 def test_logs_judged_right_at_their_freeze_keep_their_finding(
