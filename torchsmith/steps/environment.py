@@ -115,7 +115,7 @@ def compose_env(
         own["CUDAHOSTCXX"] = tools.cxx
         if plan.arch_list:
             own["TORCH_CUDA_ARCH_LIST"] = plan.arch_list
-    own.update(in_tree(plan.env_dict(), tree))
+    own.update(with_callers_flags(base, in_tree(plan.env_dict(), tree)))
     if EPOCH in own:
         own[EPOCH] = str(plan_epoch(plan, source))
     own["MAX_JOBS"] = str(_jobs(plan, cache, own["MAX_JOBS"]))
@@ -126,6 +126,17 @@ def compose_env(
     if cache.cluster is not None:  # the build servers see every variable (cache/dist.py)
         env = forwarded_env(env, frozenset(own))
     return env, frozenset(own)
+
+
+# compiler/linker flag variables: the plan's flags (CPPFLAGS' debug prefix map) come after the
+# caller's own, never in place of them
+FLAG_VARIABLES = frozenset({"CPPFLAGS", "CFLAGS", "CXXFLAGS", "LDFLAGS"})
+
+
+def with_callers_flags(base: Mapping[str, str], env: Mapping[str, str]) -> dict[str, str]:
+    """``env``, each flag variable the caller also set being the caller's value, then the plan's."""
+    joined = {k: f"{base[k]} {v}" for k, v in env.items() if k in FLAG_VARIABLES and base.get(k)}
+    return {**env, **joined}
 
 
 def in_tree(env: Mapping[str, str], tree: Path | None) -> dict[str, str]:

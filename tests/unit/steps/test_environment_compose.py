@@ -90,6 +90,20 @@ def test_the_plans_tree_placeholder_is_the_source_tree(plan: BuildPlan, tmp_path
     assert spaced == {"CPPFLAGS": "-fdebug-prefix-map='/a b/src'=."}
 
 
+def test_the_plans_flags_come_after_the_callers_own(plan: BuildPlan, tmp_path: Path) -> None:
+    """A user's CPPFLAGS is kept: the plan's debug prefix map is appended, not put in its place."""
+    flag = EnvSetting(name="CPPFLAGS", value="-fdebug-prefix-map={tree}=.", reason="test")
+    mapped = plan.model_copy(update={"env": [*plan.env, flag]})
+    cache = make_cache("ccache", tmp_path, "/usr/bin/ccache")
+    tree = tmp_path / "src"
+    base = {"CPPFLAGS": "-I/opt/include", "CFLAGS": "-O1"}
+    env = compose_env(base, mapped, TOOLS, tmp_path / "venv", cache, tree=tree)[0]
+    assert env["CPPFLAGS"] == f"-I/opt/include -fdebug-prefix-map={tree}=."
+    assert env["CFLAGS"] == "-O1"  # a flag variable the plan does not set is the caller's
+    alone = compose_env({}, mapped, TOOLS, tmp_path / "venv", cache, tree=tree)[0]
+    assert alone["CPPFLAGS"] == f"-fdebug-prefix-map={tree}=."
+
+
 def test_commands(plan: BuildPlan, tmp_path: Path) -> None:
     (tmp_path / "setup.py").write_text("")
     benv = BuildEnv(
