@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from torchsmith.host import HostFacts
-from torchsmith.host.load import versions_file
+from torchsmith.host import load as host_load
 from torchsmith.host.probe import probe_host
 from torchsmith.jsonout import print_json
 from torchsmith.proc import HOST
@@ -64,7 +64,7 @@ def _tables(host: HostFacts) -> list[Table]:
 
 def _host(args: argparse.Namespace) -> int:
     env = dict(os.environ)
-    host = probe_host(env, Path(args.disk_path), HOST, versions_file(env))
+    host = probe_host(env, Path(args.disk_path), HOST, host_load.versions_file(env))
     if args.json:
         print_json(host.model_dump(mode="json"))
         return 0

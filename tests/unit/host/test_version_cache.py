@@ -15,6 +15,7 @@ import pytest
 from torchsmith.host import version_cache
 from torchsmith.host._run import ProbeError, query
 from torchsmith.host.compilers import CompilerCandidate, probe_compiler
+from torchsmith.host.load import versions_file  # bound before the unit tier stubs it
 from torchsmith.host.probe import probe_host
 from torchsmith.host.pythons import probe_python
 from torchsmith.host.version_cache import CachingRunner, VersionCache, read_entries
@@ -237,3 +238,9 @@ def test_probe_host_asks_a_fake_compiler_once_across_runs(tmp_path: Path) -> Non
     assert not [a for a in fake.asked if a[0].startswith(str(bin_))]
     assert again.compilers == first.compilers and again.tools["cmake"].version == "3.31.2"
     assert [c.version for c in again.compilers if c.cc.startswith(str(bin_))] == ["9.5.0"]
+
+
+def test_the_file_lives_in_the_cache_root() -> None:
+    assert versions_file({"TORCHSMITH_CACHE_ROOT": "/c"}) == Path("/c/host-versions.json")
+    assert versions_file({"XDG_CACHE_HOME": "/x"}) == Path("/x/torchsmith/host-versions.json")
+    assert versions_file({"TORCHSMITH_CACHE_ROOT": "rel"}) is None  # no cache, no refusal
