@@ -24,6 +24,7 @@ from torchsmith.doctor.generic_parts import (
     import_version,
     install_text,
     library_finding,
+    pip_failure,
     points_text,
     python_exception,
     with_component,
@@ -303,13 +304,6 @@ def _simple(category: str, title: str, cause: str, fix: str, source: str) -> Any
     return build
 
 
-_pip = _simple(
-    "pip",
-    "pip could not install a requirement",
-    "pip failed: {e.message}",
-    "check the requirement's versions for this Python and platform (pip index versions NAME).",
-    "https://pip.pypa.io/en/stable/topics/dependency-resolution/",
-)
 _linker = _simple(
     "linker",
     "the link failed",
@@ -344,7 +338,7 @@ _BY_KIND = {
     "crash": _crash,
     "cmake": _cmake,
     "compiler": _compiler,
-    "pip": _pip,
+    "pip": pip_failure,
     "python": python_exception,
     "linker": _linker,
     "ninja": _ninja,

@@ -4,6 +4,7 @@ Windows DLL included), a glibc/libstdc++ symbol version, a Python module not fou
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from torchsmith.doctor.components import (
@@ -67,21 +68,41 @@ def dll_missing(library: str, c: Component | None) -> dict[str, Any]:
     }
 
 
+# the first GCC release whose libstdc++.so.6 exports each GLIBCXX_3.4.N symbol version
+# (the table "Symbol versioning" of https://gcc.gnu.org/onlinedocs/libstdc++/manual/abi.html)
+GLIBCXX_FIRST_GCC = {
+    19: "4.8.3", 20: "4.9.0", 21: "5.1.0", 22: "6.1.0", 23: "7.1.0", 24: "7.2.0",
+    25: "8.1.0", 26: "9.1.0", 27: "9.2.0", 28: "9.3.0", 29: "11.1.0", 30: "12.1.0",
+    31: "13.1.0", 32: "13.2.0", 33: "14.1.0",
+}  # fmt: skip
+
+
+def libstdcxx_gcc(symbol: str) -> str | None:
+    """The first GCC whose libstdc++ has a GLIBCXX_3.4.N symbol version, if the table names it."""
+    head, _, minor = symbol.partition("GLIBCXX_3.4.")
+    return GLIBCXX_FIRST_GCC.get(int(minor)) if minor.isdigit() and not head else None
+
+
 def import_version(e: TypedError) -> dict[str, Any]:
     symbol = e.symbol or "?"
     glibc = symbol.startswith("GLIBC_")
     lib = "glibc" if glibc else "libstdc++"
+    gcc = None if glibc else libstdcxx_gcc(symbol)
+    needs = f" (libstdc++ of GCC >= {gcc})" if gcc else ""
+    conda = f"'libstdcxx-ng>={gcc.split('.')[0]}'" if gcc else "libstdcxx-ng"
     return {
         "category": "abi",
         "tags": (lib, "abi"),
         "stage": "import",
         "title": f"{lib} older than the binary needs ({symbol})",
         "cause": f"A library was built with a newer {'glibc' if glibc else 'gcc'} and needs "
-        f"{symbol}; the {lib} loaded at run time is older.",
+        f"{symbol}{needs}; the {lib} loaded at run time is older.",
         "fix": (
             "run on a system with that glibc or newer, or build on an older one (manylinux)"
             if glibc
-            else "put a newer libstdc++.so.6 first (conda's libstdcxx-ng, LD_LIBRARY_PATH), or "
+            else f"put a libstdc++.so.6 that has {symbol}{needs} first (conda install -c "
+            f"conda-forge {conda} in the environment, or LD_LIBRARY_PATH / "
+            "LD_PRELOAD to it; `strings libstdc++.so.6 | grep GLIBCXX` lists what one has), or "
             "build with the system's gcc"
         )
         + ".",
@@ -217,4 +238,53 @@ def python_exception(e: TypedError) -> dict[str, Any]:
         "cause": e.message + (f" (raised in {where})" if where else ""),
         "fix": fix,
         "source": "https://docs.python.org/3/tutorial/errors.html",
+    }
+
+
+_PIP_BUILD = re.compile(
+    r"(?:Failed to build|Failed building wheel for|Could not build wheels for|"
+    r"Building wheel for) ([\w.-]+)"
+)
+_PIP_FIND = re.compile(
+    r"(?:No matching distribution found for|satisfies the requirement) ([\w.-]+)"
+)
+_TORCH_FAMILY = frozenset({"torch", "torchvision", "torchaudio", "torchtext", "torchdata"})
+
+
+def pip_failure(e: TypedError) -> dict[str, Any]:
+    """pip's own report, with a fix that names the package: a source build that failed (its
+    cause is the build's first error above) or a requirement no index had."""
+    message = e.message or ""
+    built, found = _PIP_BUILD.search(message), _PIP_FIND.search(message)
+    fix = "check the requirement's versions for this Python and platform (pip index versions NAME)."
+    if built:
+        name = built.group(1)
+        fix = (
+            f"{name} was built from source and its build failed; pip only reports it: the cause "
+            "is the build's first error above (a compiler 'error:', torch.utils.cpp_extension's "
+            f"'Error compiling objects'). For a torch extension build {name} with the torch and "
+            "CUDA versions the project supports (install that torch first, then pip install "
+            f"--no-build-isolation {name}), or install a prebuilt wheel of {name} made for this "
+            "torch, CUDA and Python."
+        )
+    elif found:
+        name = found.group(1)
+        index = (
+            "; torch and its companions: the CUDA variants are on "
+            "https://download.pytorch.org/whl/<cuXXX> (--index-url)"
+            if name.lower() in _TORCH_FAMILY
+            else ""
+        )
+        fix = (
+            f"no index pip used has a {name} release for this Python and platform: `pip index "
+            f"versions {name}` lists what it has{index}; relax the pin or use a supported Python."
+        )
+    return {
+        "category": "pip",
+        "tags": ("pip",),
+        "stage": "install",
+        "title": "pip could not install a requirement",
+        "cause": f"pip failed: {message}",
+        "fix": fix,
+        "source": "https://pip.pypa.io/en/stable/topics/dependency-resolution/",
     }
