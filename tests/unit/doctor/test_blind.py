@@ -31,10 +31,11 @@ FLOORS = {
     "blind11b": 5,
     "blind12": 23,
     "blind13": 25,
+    "blind14": 19,
 }
-# rounds 1-10 and 12 hold >= 40 logs; the fixed queries of rounds 11a/11b/13 gave 13, 17 and 37
-# (their READMEs say why)
-MIN_LOGS = {"blind11a": 13, "blind11b": 17, "blind13": 37}
+# rounds 1-10 and 12 hold >= 40 logs; the fixed queries of rounds 11a/11b/13/14 gave 13, 17, 37
+# and 33 (their READMEs say why)
+MIN_LOGS = {"blind11a": 13, "blind11b": 17, "blind13": 37, "blind14": 33}
 
 
 def _grader() -> ModuleType:
@@ -89,6 +90,7 @@ def test_blind_threads_are_distinct_across_sets() -> None:
         ("blind11b", "d228702", 17, 2),
         ("blind12", "5188785", 40, 12),
         ("blind13", "2e021db", 37, 13),
+        ("blind14", "2bdfd22", 33, 11),
     ],
 )
 def test_logs_judged_right_at_their_freeze_keep_their_finding(
