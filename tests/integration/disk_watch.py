@@ -2,14 +2,20 @@
 CUDA modules on two workers filled the disk together). With ``TORCHSMITH_TEST_DISK_LOG`` set
 (scripts/test sets it), each module appends one line ``module<TAB>free at start<TAB>lowest
 free<TAB>free at end<TAB>wall seconds`` (GB; the end after its directories were removed) to that
-file, and scripts/test prints the modules that ran with the least disk left."""
+file, and scripts/test prints the modules that ran with the least disk left.
+
+:func:`reserved` keeps the module that takes the most disk from running beside the other big
+ones on another worker (tests/integration/conftest.py ``DISK_ALONE``/``DISK_BIG``)."""
 
 from __future__ import annotations
 
+import fcntl
 import os
 import shutil
 import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from types import TracebackType
 
@@ -58,3 +64,12 @@ def append(log: str, line: str) -> None:
         os.write(fd, line.encode())
     finally:
         os.close(fd)
+
+
+@contextmanager
+def reserved(lock: Path, alone: bool) -> Iterator[None]:
+    """Held while a big module runs: shared by the big ones, exclusive for the one that must run
+    alone (flock: a worker waits here until the other worker's big module has ended)."""
+    with lock.open("a") as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX if alone else fcntl.LOCK_SH)
+        yield
