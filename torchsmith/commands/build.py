@@ -18,6 +18,7 @@ from torchsmith.companions.facts import against_of
 from torchsmith.console import err, out, print_json, shown
 from torchsmith.doctor import diagnose
 from torchsmith.errors import BuildError, UsageError
+from torchsmith.host.scope import for_spec
 from torchsmith.plan import resolve
 from torchsmith.planner.readiness import refuse_not_ready
 from torchsmith.proc import HOST
@@ -57,8 +58,8 @@ def _with_diagnosis(exc: BuildError) -> BuildError:
 
 
 def _run(args: argparse.Namespace, env: dict[str, str]) -> BuildResult:
-    host = load_host(args)
     resolved = spec_from_args(args, env)
+    host = load_host(args, for_spec(resolved.spec))  # what plan probes for the same spec
     plan = resolve(resolved, kbmod.load(), host, against=against_of(resolved, env, HOST))
     refuse_not_ready(plan)  # the machine's answer: a toolkit nothing here can supply
     root = args.cache_root or default_cache_root(env)
@@ -103,7 +104,7 @@ def _in_container(
     """`build --backend docker`: torchsmith builds inside a working container of the image."""
     from torchsmith.container import working
 
-    w = working.prepare(rs, load_host(args), env, args.storage_root)
+    w = working.prepare(rs, load_host(args, for_spec(rs.spec)), env, args.storage_root)
     said = progress_console(args)
     said.print(f"[bold]base image[/]: {escape(w.plan.base.image)} ({escape(w.plan.base.reason)})")
     said.print(f"[bold]engine[/]: {escape(w.engine.probe.describe())} — {escape(w.engine.reason)}")

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 from torchsmith import kb as kbmod
 from torchsmith.commands.spec_args import add_spec_arguments, load_host, spec_from_args
 from torchsmith.errors import UsageError
+from torchsmith.host.scope import for_spec
 from torchsmith.jsonout import print_json
 from torchsmith.plan import resolve
 from torchsmith.report.plan_json import plan_json, shown
@@ -38,7 +39,7 @@ def _print_container_plan(args: argparse.Namespace, rs: ResolvedSpec) -> int:
     from torchsmith.report.plan_view import print_plan
 
     ids = (os.getuid(), os.getgid())
-    cp = routes.for_spec(rs, kbmod.load(), load_images(), load_host(args), ids)
+    cp = routes.for_spec(rs, kbmod.load(), load_images(), load_host(args, for_spec(rs.spec)), ids)
     runs = "dockerfile" if routes.wants_images(rs.spec) else "working-container"
     base: dict[str, Any] = {"base_image": cp.base.image, "base_reason": cp.base.reason}
     base["runs"] = runs
@@ -63,7 +64,8 @@ def _handle(args: argparse.Namespace) -> int:
     if resolved.spec.backend == "docker":  # the one container plan, run inside the image
         return _print_container_plan(args, resolved)
     against = _against(args, resolved)
-    plan = resolve(resolved, kbmod.load(), load_host(args), against=against)
+    host = load_host(args, for_spec(resolved.spec))  # what build probes for the same spec
+    plan = resolve(resolved, kbmod.load(), host, against=against)
     if args.json:
         print_json(plan_json(plan))
     else:

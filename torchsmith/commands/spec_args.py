@@ -11,6 +11,7 @@ from typing import Any, get_args
 from torchsmith.errors import Problem, SpecError
 from torchsmith.host import load as host_load
 from torchsmith.host.model import HostFacts
+from torchsmith.host.scope import PLANNING, Section
 from torchsmith.planner.support import PIPELINE
 from torchsmith.proc import HOST
 from torchsmith.spec import (
@@ -35,11 +36,13 @@ def _csv(values: list[str] | None) -> tuple[str, ...] | None:
     return tuple(part for part in _parts(values) if part)
 
 
-def load_host(args: argparse.Namespace) -> HostFacts:
-    """The facts a command plans against: ``--host-facts FILE`` (recorded), else a probe here."""
+def load_host(args: argparse.Namespace, sections: frozenset[Section] = PLANNING) -> HostFacts:
+    """The facts a command plans against: ``--host-facts FILE`` (recorded), else a probe here
+    of the ``sections`` the plan reads (``host.scope.for_spec(spec)`` where the spec is known:
+    ``plan`` and ``build`` of one spec probe the same, so the plan shown is the one built)."""
     recorded = getattr(args, "host_facts", None)
     versions = None if recorded else host_load.versions_file(os.environ)
-    return host_load.load_host(recorded, os.environ, Path.cwd(), HOST, versions)
+    return host_load.load_host(recorded, os.environ, Path.cwd(), HOST, versions, sections=sections)
 
 
 def add_spec_arguments(parser: argparse.ArgumentParser) -> None:

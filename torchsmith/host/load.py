@@ -9,6 +9,7 @@ from pathlib import Path
 
 from torchsmith.errors import UsageError
 from torchsmith.host.model import HostFacts
+from torchsmith.host.scope import EVERYTHING, Section
 from torchsmith.kb.record import RecordError
 from torchsmith.runner import Runner
 
@@ -49,14 +50,17 @@ def load_host(
     cwd: Path,
     runner: Runner,
     versions: Path | None = None,
+    *,
+    sections: frozenset[Section] = EVERYTHING,
 ) -> HostFacts:
     """``recorded``'s facts, or (None) a probe with ``env`` from ``cwd`` through ``runner``
-    (``versions``: its version cache file, see :func:`torchsmith.host.probe.probe_host`)."""
+    (``versions``: its version cache file; ``sections``: what the command reads, see
+    :func:`torchsmith.host.probe.probe_host`). A recorded file is read whole."""
     if recorded is not None:
         return read_recorded(recorded)
     from torchsmith.host.probe import probe_host  # starts processes: only when probing
 
-    return probe_host(dict(env), cwd, runner, versions)
+    return probe_host(dict(env), cwd, runner, versions, sections=sections)
 
 
 def versions_file(env: Mapping[str, str]) -> Path | None:

@@ -1,5 +1,6 @@
 """``probe_host``: every probe at once, in threads, gathered into one :class:`HostFacts`.
-A probe that fails in a way nobody foresaw becomes a warning too: probing never crashes."""
+A probe that fails in a way nobody foresaw becomes a warning too: probing never crashes.
+``sections`` (:mod:`torchsmith.host.scope`) leaves out what the asking command does not read."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from torchsmith.host.gpus import probe_gpu_report, to_gpu_infos
 from torchsmith.host.model import CudaToolkit, HostFacts
 from torchsmith.host.parse_gpu import GpuReport
 from torchsmith.host.pythons import probe_pythons
+from torchsmith.host.scope import EVERYTHING, Section, left_out
 from torchsmith.host.system import SystemFacts, probe_system
 from torchsmith.host.tools import probe_tools
 from torchsmith.host.version_cache import CachingRunner, VersionCache
@@ -26,14 +28,22 @@ T = TypeVar("T")
 class _Gather:
     """Runs probes in a thread pool; a probe's unexpected exception becomes a warning."""
 
-    def __init__(self, pool: ThreadPoolExecutor) -> None:
+    def __init__(self, pool: ThreadPoolExecutor, sections: frozenset[Section]) -> None:
         self.pool = pool
+        self.sections = sections
         self.warnings: list[str] = []
 
     def submit(self, func: Callable[..., T], *args: Any) -> Future[T]:
         return self.pool.submit(func, *args)
 
-    def get(self, name: str, future: Future[T], default: T) -> T:
+    def start(self, section: Section, func: Callable[..., T], *args: Any) -> Future[T] | None:
+        """``func(*args)`` in the pool when ``section`` is probed; None (nothing runs) if not."""
+        return self.pool.submit(func, *args) if section in self.sections else None
+
+    def get(self, name: str, future: Future[T] | None, default: T) -> T:
+        """The probe's result; ``default`` for a probe not started or one that failed."""
+        if future is None:
+            return default
         try:
             return future.result()
         except Exception as exc:  # a probe must never take the others down
@@ -51,30 +61,39 @@ def _libraries(
 
 
 def probe_host(
-    env: Mapping[str, str], disk_path: Path, runner: Runner, versions: Path | None = None
+    env: Mapping[str, str],
+    disk_path: Path,
+    runner: Runner,
+    versions: Path | None = None,
+    *,
+    sections: frozenset[Section] = EVERYTHING,
 ) -> HostFacts:
     """What this machine has. ``env`` is the environment the build would run with; every
     query command runs through ``runner``. ``versions``: a version cache file
     (:mod:`torchsmith.host.version_cache`) for a runner on this machine: an executable asked
-    before, and the same file since, is not started again."""
+    before, and the same file since, is not started again. ``sections``: the parts probed
+    besides the system's (:mod:`torchsmith.host.scope`); the others stay empty, and the
+    facts' warnings name them. ``libraries`` looks in the toolkits ``cuda`` finds."""
     if versions is None:
-        return _probe(env, disk_path, runner)
+        return _probe(env, disk_path, runner, sections)
     cache = VersionCache.read(versions)
-    facts = _probe(env, disk_path, CachingRunner(runner, cache))
+    facts = _probe(env, disk_path, CachingRunner(runner, cache), sections)
     cache.save()
     return facts
 
 
-def _probe(env: Mapping[str, str], disk_path: Path, runner: Runner) -> HostFacts:
+def _probe(
+    env: Mapping[str, str], disk_path: Path, runner: Runner, sections: frozenset[Section]
+) -> HostFacts:
     with ThreadPoolExecutor(max_workers=8) as pool:
-        g = _Gather(pool)
+        g = _Gather(pool, sections)
         f_system = g.submit(probe_system, env, disk_path, runner)
-        f_cc = g.submit(probe_compilers, env, runner)
-        f_cuda = g.submit(probe_toolkits, env, runner)
-        f_gpus = g.submit(probe_gpu_report, env, runner)
-        f_py = g.submit(probe_pythons, env, runner)
-        f_tools = g.submit(probe_tools, env, runner)
-        f_ld = g.submit(libs.ldconfig_text, env, runner)
+        f_cc = g.start("compilers", probe_compilers, env, runner)
+        f_cuda = g.start("cuda", probe_toolkits, env, runner)
+        f_gpus = g.start("gpus", probe_gpu_report, env, runner)
+        f_py = g.start("pythons", probe_pythons, env, runner)
+        f_tools = g.start("tools", probe_tools, env, runner)
+        f_ld = g.start("libraries", libs.ldconfig_text, env, runner)
         system = g.get("system", f_system, SystemFacts())
         compilers, w_cc = g.get("compilers", f_cc, ([], []))
         toolkits, w_cuda = g.get("cuda", f_cuda, ([], []))
@@ -82,8 +101,10 @@ def _probe(env: Mapping[str, str], disk_path: Path, runner: Runner) -> HostFacts
         pythons, w_py = g.get("pythons", f_py, ([], []))
         tools, w_tools = g.get("tools", f_tools, ({}, []))
         ldconfig, w_ld = g.get("ldconfig", f_ld, ("", []))
-    cudnn, nccl = g.get("cudnn/nccl", _settled(_libraries, env, toolkits, ldconfig), ([], []))
+    libraries = _settled(_libraries, env, toolkits, ldconfig) if "libraries" in sections else None
+    cudnn, nccl = g.get("cudnn/nccl", libraries, ([], []))
     gpus, w_gpu = g.get("gpus", _settled(to_gpu_infos, report), ([], []))
+    warned = [*system.warnings, *w_cc, *w_cuda, *w_gpu, *w_py, *w_tools, *w_ld, *g.warnings]
     return HostFacts(
         os_id=system.os_id,
         os_version=system.os_version,
@@ -103,7 +124,7 @@ def _probe(env: Mapping[str, str], disk_path: Path, runner: Runner) -> HostFacts
         driver_cuda=report.driver_cuda,
         pythons=pythons,
         tools=tools,
-        warnings=[*system.warnings, *w_cc, *w_cuda, *w_gpu, *w_py, *w_tools, *w_ld, *g.warnings],
+        warnings=[*warned, *left_out(sections)],
     )
 
 
