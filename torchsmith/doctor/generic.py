@@ -152,6 +152,11 @@ def _symbol_finding(e: TypedError, stage: str) -> dict[str, Any]:
         install_text(c) + points_text(c) + "; rebuild against the version that is loaded"
         if c
         else "add the library that defines it to the link line (-l...), in the right order"
+        if stage != "import"
+        else "reinstall the package whose library failed to load with the build made for the "
+        "libraries installed now (its wheel for this torch/CUDA/Python), or rebuild it from "
+        "source against them; a torch extension or companion (torchvision, torchaudio, "
+        "torchtext, torch-scatter) must be the release paired with the installed torch"
     )
     if stage == "import" and c is not None and c.name == "torch":
         cause, fix = _TORCH_SYMBOL_AT_IMPORT
@@ -322,7 +327,9 @@ _other = _simple(
     "unknown-error",
     "an error no rule knows",
     "{e.message}",
-    "the first error block above is the place to look.",
+    "the first error block above is the place to look; most such errors come from a version "
+    "the project was not written for: install the versions the project pins (torch, its "
+    "companions, CUDA, the compiler) or search the message in the project's issue tracker.",
     "https://github.com/pytorch/pytorch/issues",
 )
 _BY_KIND = {

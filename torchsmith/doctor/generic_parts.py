@@ -122,7 +122,15 @@ def import_module(e: TypedError) -> dict[str, Any]:
         "cause": f"{module} is not installed in the interpreter that ran (build isolation or "
         "another environment hides it).",
         "fix": f"pip install {project} in that environment (or --no-build-isolation if the "
-        "build needs it at build time).",
+        "build needs it at build time)"
+        + (
+            f"; when {top} is installed, it is another release than the code was written for: "
+            f"install the {top} release the code requires"
+            if "." in module
+            else "; if no package of that name exists, the import is misspelt: check it against "
+            "the package's documentation"
+        )
+        + ".",
         "source": f"https://pypi.org/project/{project}/",
     }
 
@@ -182,7 +190,11 @@ def command_failed(e: TypedError) -> dict[str, Any]:
             else "; if the compiler's output names no error in the code, build with the gcc "
             "version the release was tested with."
             if compiler
-            else "."
+            else "; when that output shows no error either, the usual causes are no working "
+            "C++ compiler (install build-essential, or the MSVC Build Tools on Windows), a "
+            "torch other than the release the project targets (install the one its README "
+            "names), or a stale build directory or checkout (remove build/, update the "
+            "checkout and its submodules, build again)."
         ),
         "source": "https://setuptools.pypa.io/en/latest/userguide/ext_modules.html",
     }
@@ -214,7 +226,9 @@ def python_exception(e: TypedError) -> dict[str, Any]:
     if where and _CPP_EXTENSION in where.replace("\\", "/"):
         fix = (
             "it was raised inside torch.utils.cpp_extension while building an extension: the "
-            "compiler's first 'error:' above says why (run with MAX_JOBS=1 to see it); a "
+            "compiler's first 'error:' above says why (run with MAX_JOBS=1 to see it); "
+            "errors in the extension's own sources against torch's headers mean it was written "
+            "for another torch release: build it with the torch version the project names; a "
             "KeyError/TypeError there means the project's setup.py was written for another "
             "torch release's cpp_extension: use the torch version the project names."
         )
@@ -228,7 +242,11 @@ def python_exception(e: TypedError) -> dict[str, Any]:
         fix = (
             f"the frame that raised it is {where}."
             if where
-            else ("the exception's message and the traceback above name the failing step.")
+            else (
+                "the exception's message and the traceback above name the failing step; the "
+                "usual cause is an installed version (torch, a companion, a dependency) other "
+                "than the one the code was written for: install the versions the project pins."
+            )
         )
     return {
         "category": "python",

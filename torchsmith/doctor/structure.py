@@ -28,7 +28,12 @@ _QUOTES = str.maketrans({"‘": "'", "’": "'", "“": '"', "”": '"', "`": "'
 _REWRITES = (  # (RE2 pattern, replacement): clang/nvcc/msvc/lld wording -> gcc wording
     (_rx(r"'([^'\s]+)' file not found"), r"\1: No such file or directory"),
     (_rx(r'cannot open source file "([^"\s]+)"'), r"\1: No such file or directory"),
-    (_rx(r"Cannot open include file: '([^'\s]+)'"), r"\1: No such file or directory"),
+    (
+        # MSVC's C1083, also localised (zh_CN) or machine-translated, after the quotes are plain
+        _rx(r"(?:Cannot open include file|无法打开包括文件|can not open or include such file): "
+            r"[\"']([^\"'\s]+)[\"']"),
+        r"\1: No such file or directory",
+    ),
     (_rx(r"use of undeclared identifier '([^'\s]+)'"), r"'\1' was not declared in this scope"),
     (_rx(r"ld\.lld: error: undefined symbol: (\S+)"), r"ld: undefined reference to '\1'"),
     (_rx(r"ld\.lld: error: unable to find library -l(\S+)"), r"ld: cannot find -l\1"),
@@ -134,6 +139,12 @@ RECOGNISERS = (
     _r(
         "command-failed",
         r"CalledProcessError: Command '\[?'?(?:[^',\s]*[/\\])?(?P<tool>[\w.+-]+)",
+    ),
+    # pip's own report that a package's setup.py run failed (pip < 20.2: 'Command "python -u
+    # -c ...setup.py..." failed with error code 1'; pip 20.2-21: 'Command errored out with ...')
+    _r(
+        "command-failed",
+        r"^(?:ERROR: )?Command (?:\"|errored out with exit status \d+: ).*?(?P<tool>setup\.py)",
     ),
     _r("python", r"(?P<exception>\b[\w.]+(?:Error|Exception)): ", "python"),
     # setuptools' report of a failed compiler run (the compiler's own message is above it)
