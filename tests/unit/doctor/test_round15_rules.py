@@ -43,6 +43,10 @@ CASES = [
      "file not found", "clang-cxx-stdlib-headers-missing"),
     ("x.cpp:1:10: fatal error: 'cuda.h' file not found", "!clang-cxx-stdlib-headers-missing"),
     ("NCCL Error 1: unhandled cuda error", "nccl-unhandled-system-error"),
+    ("x.cpp:9:58: error: conversion from ‘torch::jit::script::Module’ to non-scalar type "
+     "‘std::shared_ptr<torch::jit::script::Module>’ requested", "libtorch-jit-load-returns-module"),
+    ("error: no matching function for call to ‘std::shared_ptr<Foo>::shared_ptr(Foo)’",
+     "!libtorch-jit-load-returns-module"),
     ("ERROR: Could not find a version that satisfies the requirement torch-tensorrt==1.2.0 (from "
      "versions: 0.0.0, 0.0.0.post1)", "pypi-placeholder-wheels-elsewhere"),
     ("ERROR: Could not find a version that satisfies the requirement torch==1.4.0 (from "
