@@ -20,6 +20,7 @@ from torchsmith.runner import Runner
 DEBIAN_ROOT = Path("/usr/lib/nvidia-cuda-toolkit")
 PIP_LAYOUTS = ("nvidia/cu13", "nvidia/cu12", "nvidia/cuda_nvcc")
 _DRYRUN = ("-dryrun", "-v", "-c", "-x", "cu", "/dev/null", "-o", "/dev/null")
+WRAPPER_MAX_BYTES = 4096  # a plain exec wrapper is a few lines; a longer script is asked
 
 
 @dataclass(frozen=True)
@@ -97,8 +98,41 @@ def toolkit_candidates(
     ]
 
 
+def exec_target(script: Path, env: Mapping[str, str]) -> Path | None:
+    """The program a plain ``exec /ABS/PATH "$@"`` wrapper runs (:func:`parse.parse_exec_wrapper`),
+    read from the script itself, when it is an executable file and no script; None: the wrapper
+    must be asked (also under ``BASH_ENV``, which bash reads before the script)."""
+    if env.get("BASH_ENV"):
+        return None
+    try:
+        with script.open("rb") as fh:
+            text = fh.read(WRAPPER_MAX_BYTES + 1).decode("utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
+    target = parse.parse_exec_wrapper(text) if len(text) <= WRAPPER_MAX_BYTES else None
+    if target is None:
+        return None
+    real = Path(os.path.realpath(target))
+    runnable = real.is_file() and os.access(real, os.X_OK) and not _is_script(real)
+    return real if runnable else None
+
+
+def _read_wrapper(cand: ToolkitCandidate, env: Mapping[str, str]) -> ToolkitCandidate:
+    """A plain ``exec`` wrapper → the toolkit it runs (:func:`exec_target`), so that it counts
+    as that nvcc among the others (one ``--version`` for both); any other candidate as is."""
+    real = exec_target(cand.nvcc, env) if cand.wrapper else None
+    if real is None:
+        return cand
+    return replace(cand, root=real.parent.parent, nvcc=real, wrapper=False)
+
+
 def _unwrap(cand: ToolkitCandidate, env: Mapping[str, str], runner: Runner) -> ToolkitCandidate:
-    """A wrapper script on PATH → the toolkit it runs (from ``nvcc -dryrun``'s _HERE_)."""
+    """A wrapper script on PATH → the toolkit it runs: read from a plain ``exec`` wrapper
+    (:func:`exec_target`), else asked (``nvcc -dryrun``'s _HERE_, which runs the host
+    compiler's preprocessor: ~10 ms of CPU at every probe, a script's answer is never kept)."""
+    read = _read_wrapper(cand, env)
+    if not read.wrapper:
+        return read
     here = parse.parse_nvcc_dryrun_bin(query([cand.nvcc, *_DRYRUN], env, runner))
     if here is None:
         raise ProbeError(f"{cand.nvcc} is a script and `nvcc -dryrun` did not say where nvcc is")
@@ -141,7 +175,7 @@ def probe_toolkits(
     env: Mapping[str, str], runner: Runner, root: Path = Path("/")
 ) -> tuple[list[CudaToolkit], list[str]]:
     warnings: list[str] = []
-    cands = _present(toolkit_candidates(env, root), warnings)
+    cands = _present((_read_wrapper(c, env) for c in toolkit_candidates(env, root)), warnings)
     results = parallel(lambda c: _attempt(c, env, runner), cands)
     toolkits: dict[str, CudaToolkit] = {}
     for item in results:

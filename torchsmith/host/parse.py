@@ -13,6 +13,8 @@ _CLANG = re.compile(r"clang version (\d+\.\d+(?:\.\d+)?)")
 _NVCC = re.compile(r"release (\d+\.\d+), V(\d+(?:\.\d+)*)")
 _PYTHON = re.compile(r"^Python (\d+\.\d+\.\d+\S*)", re.MULTILINE)
 _DRYRUN_HERE = re.compile(r"^#\$ _HERE_=(.+)$", re.MULTILINE)
+_EXEC_ALL_ARGS = re.compile(r'^exec[ \t]+("?)(/[A-Za-z0-9_./+-]+)\1[ \t]+"\$@"$')
+SHELLS = ("/bin/sh", "/bin/dash", "/bin/bash", "/usr/bin/sh", "/usr/bin/dash", "/usr/bin/bash")
 _DEFINE = re.compile(r"^\s*#\s*define\s+(\w+)\s+(\d+)\b", re.MULTILINE)
 _LDCONFIG = re.compile(r"^\s*(\S+)\s+\(([^)]*)\)\s+=>\s+(\S+)\s*$")
 _DIST_INFO = re.compile(r"^(?P<name>[A-Za-z0-9_.]+?)-(?P<version>\d+(?:\.\d+)*)[^-]*\.dist-info$")
@@ -87,6 +89,20 @@ def parse_nvcc_dryrun_bin(text: str) -> str | None:
     script on PATH leads to the toolkit it runs."""
     match = _DRYRUN_HERE.search(text)
     return match.group(1).strip() if match else None
+
+
+def parse_exec_wrapper(text: str) -> str | None:
+    """A shell script that only hands its arguments to one program — ``#!/bin/sh`` (or dash,
+    bash, by absolute path), then nothing but comments, blank lines and ``exec /ABS/PATH "$@"``
+    — → that program's path: what it runs follows from its text alone. None for any other
+    script (a variable, a command, a shell found on PATH, a relative path: ask it instead)."""
+    lines = text.splitlines()
+    if not lines or not lines[0].startswith("#!") or lines[0][2:].strip() not in SHELLS:
+        return None
+    body = [line.strip() for line in lines[1:]]
+    body = [line for line in body if line and not line.startswith("#")]
+    match = _EXEC_ALL_ARGS.match(body[0]) if len(body) == 1 else None
+    return match.group(2) if match else None
 
 
 def parse_python_version(text: str) -> str | None:

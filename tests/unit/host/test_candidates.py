@@ -178,21 +178,78 @@ def test_toolkit_candidates_in_priority_order(tmp_path: Path) -> None:
     assert warnings == [f"CUDA_HOME={tmp_path / 'missing'} has no bin/nvcc"]
 
 
-def test_nvcc_wrapper_on_path_is_followed(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    exe(tmp_path / "bin/nvcc", '#!/bin/sh\nexec /usr/local/cuda-13.0/bin/nvcc "$@"\n')
+def _nvcc_answers(args: list[str]) -> str:
+    name = "nvcc-dryrun.txt" if "-dryrun" in args else "nvcc-version-13.0.txt"
+    return (HOST / name).read_text()
+
+
+WRAPPER = (HOST / "nvcc-wrapper.sh").read_text()  # this machine's /usr/local/bin/nvcc
+
+
+@pytest.mark.parametrize(
+    ("change", "env"),
+    [
+        (("exec ", "set -e\nexec "), {}),  # not a plain exec wrapper: asked
+        (("", ""), {"BASH_ENV": "/etc/profile"}),  # bash would read BASH_ENV first: asked
+    ],
+    ids=["script", "bash-env"],
+)
+def test_nvcc_wrapper_on_path_is_asked_what_it_runs(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, change: tuple[str, str], env: dict[str, str]
+) -> None:
+    exe(tmp_path / "bin/nvcc", WRAPPER.replace(*change))
+    env = {"PATH": str(tmp_path / "bin"), **env}
+    cand = cuda._path_candidate(env)
+    assert cand is not None and cand.wrapper
+    calls = fake_query(monkeypatch, cuda, _nvcc_answers)
+    toolkit = cuda.probe_toolkit(cand, env, runner=proc.HOST)
+    assert toolkit.version == "13.0"
+    assert calls[0][1] == "-dryrun"
+    assert toolkit.nvcc == os.path.realpath("/usr/local/cuda-13.0/bin/nvcc")
+    assert calls[1] == [toolkit.nvcc, "--version"]
+
+
+def test_a_plain_exec_wrapper_is_read_not_run(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """This machine's wrapper, its nvcc laid out in tmp_path (behind a symlink, as
+    /usr/local/cuda is): the nvcc it runs is read from it, no ``-dryrun`` is started."""
+    real = Path(os.path.realpath(exe(tmp_path / "cuda-13.0/bin/nvcc", "\x7fELF")))
+    (tmp_path / "cuda").symlink_to(tmp_path / "cuda-13.0")
+    wrapper = WRAPPER.replace("/usr/local/cuda-13.0/bin/nvcc", str(tmp_path / "cuda/bin/nvcc"))
+    exe(tmp_path / "bin/nvcc", wrapper)
     env = {"PATH": str(tmp_path / "bin")}
     cand = cuda._path_candidate(env)
     assert cand is not None and cand.wrapper
-
-    def answer(args: list[str]) -> str:
-        name = "nvcc-dryrun.txt" if "-dryrun" in args else "nvcc-version-13.0.txt"
-        return (HOST / name).read_text()
-
-    calls = fake_query(monkeypatch, cuda, answer)
+    calls = fake_query(monkeypatch, cuda, _nvcc_answers)
     toolkit = cuda.probe_toolkit(cand, env, runner=proc.HOST)
-    assert toolkit.version == "13.0"
-    assert toolkit.nvcc == os.path.realpath("/usr/local/cuda-13.0/bin/nvcc")
-    assert calls[1] == [toolkit.nvcc, "--version"]
+    assert calls == [[str(real), "--version"]]
+    assert (toolkit.nvcc, toolkit.root, toolkit.version) == (
+        str(real),
+        str(real.parents[1]),
+        "13.0",
+    )
+    (tmp_path / "cuda").unlink()  # the link pointed at another toolkit: followed at once
+    other = Path(os.path.realpath(exe(tmp_path / "cuda-12.4/bin/nvcc", "\x7fELF")))
+    (tmp_path / "cuda").symlink_to(tmp_path / "cuda-12.4")
+    assert cuda.exec_target(tmp_path / "bin/nvcc", env) == other
+    exe(other, '#!/bin/sh\nexec /opt/elsewhere/nvcc "$@"\n')  # a wrapper behind it: asked
+    assert cuda.exec_target(tmp_path / "bin/nvcc", env) is None
+
+
+def test_a_plain_wrapper_and_the_toolkit_it_runs_are_asked_once(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """This machine's layout in tmp_path: the wrapper on PATH runs cuda-13.0's nvcc, which
+    /usr/local/cuda links to: one toolkit, found by PATH first, one ``--version``."""
+    real = Path(os.path.realpath(exe(tmp_path / "usr/local/cuda-13.0/bin/nvcc", "\x7fELF")))
+    (tmp_path / "usr/local/cuda").symlink_to(real.parents[1])
+    exe(tmp_path / "bin/nvcc", WRAPPER.replace("/usr/local", str(tmp_path / "usr/local")))
+    calls = fake_query(monkeypatch, cuda, _nvcc_answers)
+    env = {"PATH": str(tmp_path / "bin")}
+    toolkits, warnings = cuda.probe_toolkits(env, runner=proc.HOST, root=tmp_path)
+    assert calls == [[str(real), "--version"]] and warnings == []
+    assert [(t.nvcc, t.origin) for t in toolkits] == [(str(real), f"PATH ({tmp_path}/bin/nvcc)")]
 
 
 def test_broken_nvcc_is_a_warning(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:

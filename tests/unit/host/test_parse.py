@@ -33,6 +33,37 @@ def test_nvcc_dryrun_names_the_real_nvcc_folder() -> None:
     assert parse.parse_nvcc_dryrun_bin(text(HOST / "nvcc-version-13.0.txt")) is None
 
 
+def test_a_plain_exec_wrapper_names_what_it_runs() -> None:
+    """This machine's nvcc wrapper (recorded): the program follows from its text alone."""
+    wrapper = text(HOST / "nvcc-wrapper.sh")
+    assert parse.parse_exec_wrapper(wrapper) == "/usr/local/cuda-13.0/bin/nvcc"
+    commented = wrapper.replace("\n", "\n# CUDA 13.0, as installed\n\n", 1)
+    assert parse.parse_exec_wrapper(commented) == "/usr/local/cuda-13.0/bin/nvcc"
+    quoted = wrapper.replace("exec /usr/local/cuda-13.0/bin/nvcc", 'exec "/opt/cuda/bin/nvcc"')
+    assert parse.parse_exec_wrapper(quoted) == "/opt/cuda/bin/nvcc"
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        ("#!/bin/sh", "#!/usr/bin/env sh"),  # the shell found on PATH
+        ("#!/bin/sh", "#!/bin/sh -e"),
+        ("#!/bin/sh", "#!/usr/bin/python3"),
+        ("/usr/local/cuda-13.0/bin/nvcc", "$CUDA_HOME/bin/nvcc"),  # a variable decides
+        ("/usr/local/cuda-13.0/bin/nvcc", "$(ls -d /usr/local/cuda-* | tail -1)/bin/nvcc"),
+        ("/usr/local/cuda-13.0/bin/nvcc", "cuda/bin/nvcc"),  # relative: where it runs decides
+        ("/usr/local/cuda-13.0/bin/nvcc", "/usr/local/cuda-*/bin/nvcc"),  # a glob
+        ('"$@"', '"$@" -ccbin gcc-12'),  # more than its arguments
+        ('"$@"', ""),
+        ("exec ", "PATH=/opt/bin:$PATH\nexec "),  # a second command
+        ("exec ", 'test -x /opt/cuda/bin/nvcc && exec /opt/cuda/bin/nvcc "$@"\nexec '),
+    ],
+)
+def test_any_other_script_is_not_read_but_asked(change: tuple[str, str]) -> None:
+    wrapper = text(HOST / "nvcc-wrapper.sh").replace(*change)
+    assert parse.parse_exec_wrapper(wrapper) is None
+
+
 @pytest.mark.parametrize(
     ("name", "expected"),
     [
