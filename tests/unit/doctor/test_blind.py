@@ -32,6 +32,7 @@ FLOORS = {
     "blind12": 23,
     "blind13": 25,
     "blind14": 19,
+    "blind15": 25,
 }
 # rounds 1-10 and 12 hold >= 40 logs; the fixed queries of rounds 11a/11b/13/14 gave 13, 17, 37
 # and 33 (their READMEs say why)
@@ -91,6 +92,7 @@ def test_blind_threads_are_distinct_across_sets() -> None:
         ("blind12", "5188785", 40, 12),
         ("blind13", "2e021db", 37, 13),
         ("blind14", "2bdfd22", 33, 11),
+        ("blind15", "de8d748", 41, 17),
     ],
 )
 def test_logs_judged_right_at_their_freeze_keep_their_finding(
@@ -98,7 +100,9 @@ def test_logs_judged_right_at_their_freeze_keep_their_finding(
 ) -> None:
     """outcomes.csv records, per log, the top finding at the round's freeze and whether its
     component and fix were right against the thread's answer; a log judged right must still be
-    named right (its label), even where a rule fitted later now ranks first."""
+    named right (its label), even where a rule fitted later now ranks first; one judged right
+    without a label hit (round 15: a generic finding whose fix is the answer) keeps its finding
+    or comes to hit the label."""
     grader = _grader()
     folder = FIXTURES / name
     rows = list(csv.DictReader((folder / "outcomes.csv").read_text(encoding="utf-8").splitlines()))
@@ -107,7 +111,10 @@ def test_logs_judged_right_at_their_freeze_keep_their_finding(
     assert len(judged) == right
     for row in judged:
         diagnosis = diagnose(_lines(folder / row["file"]))
-        assert grader.hit(diagnosis, row["expected"], 1), (row["file"], row[f"got_at_{freeze}"])
+        got = row[f"got_at_{freeze}"]
+        top = [finding.rule_id for finding in diagnosis.findings[:1]]
+        kept = row["label_hit"] == "no" and top == [got]
+        assert grader.hit(diagnosis, row["expected"], 1) or kept, (row["file"], got)
 
 
 def test_every_log_of_round_8_gets_a_finding() -> None:
