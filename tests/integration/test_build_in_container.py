@@ -1,6 +1,6 @@
 """CI, real: `torchsmith build --backend docker` on this Debian 12 host — torch 2.6.0 from Debian
 trixie's source package (pytorch 2.6.0+dfsg-7, its signed .dsc checked), configured and three
-of its ``c10`` objects compiled **inside a trixie container**: buildah (vfs storage, chroot
+of its ``c10`` objects compiled **inside a trixie container**: buildah (overlay storage, chroot
 isolation, a private store) from a base made by ``debootstrap --variant=minbase trixie`` (cached
 as a tarball per test cache) and imported with ``buildah from scratch`` + ``add`` + ``commit``.
 
@@ -45,6 +45,7 @@ from tests.integration.test_readme_fresh_debian import (  # noqa: F401 (fixture)
     rootfs_tarball,
 )
 from tests.resources import require_root, require_tool
+from torchsmith.container.build import storage_under
 from torchsmith.inspect.elf import read_elf
 from torchsmith.toolchains.cuda import ToolkitRecord
 
@@ -85,7 +86,7 @@ def _debootstrap(work: Path, mirror: str) -> None:
 
 
 def _flags(store: Path) -> list[str | Path]:
-    return ["--storage-driver", "vfs", "--root", store / "root", "--runroot", store / "run"]
+    return [*storage_under(store).flags()]
 
 
 def _import(flags: list[str | Path], tarball: Path, name: str) -> None:

@@ -1,4 +1,4 @@
-"""CI, real: `torchsmith image` with buildah (vfs storage, chroot isolation; no daemon, no
+"""CI, real: `torchsmith image` with buildah (overlay storage, chroot isolation; no daemon, no
 registry) makes two named training images from one set of wheels — the official torch
 2.13.0+cpu wheel the other integration tests download once (no extra download) — on a Debian 12
 base made by ``debootstrap --variant=minbase`` (the rootfs tarball test_readme_fresh_debian
@@ -31,6 +31,7 @@ import pytest
 from tests.integration.test_build_in_container import trixie_tarball  # noqa: F401 (fixture)
 from tests.integration.test_readme_fresh_debian import rootfs_tarball  # noqa: F401 (fixture)
 from tests.resources import require_root, require_tool
+from torchsmith.container.build import storage_under
 
 pytestmark = pytest.mark.slow
 BASE = "localhost/torchsmith-test/bookworm:latest"
@@ -68,11 +69,12 @@ def store(
     rootfs_tarball: Path,  # noqa: F811
     trixie_tarball: Path,  # noqa: F811
 ) -> Path:
-    """A private vfs image store holding the Debian 12 base image."""
+    """A private image store (the driver torchsmith picks: overlay here) holding the Debian 12
+    base image."""
     require_root("buildah with chroot isolation")
     require_tool("buildah")
     root = tmp_path_factory.mktemp("containers")
-    flags = ["--storage-driver", "vfs", "--root", root / "root", "--runroot", root / "run"]
+    flags = [*storage_under(root).flags()]
     start = time.monotonic()
     container = _run("buildah", *flags, "from", "scratch").strip()
     _run("buildah", *flags, "add", container, rootfs_tarball, "/")
@@ -98,7 +100,7 @@ def _spec(tmp: Path) -> Path:
 
 
 def _inside(store: Path, image: str, *command: str) -> str:
-    flags = ["--storage-driver", "vfs", "--root", store / "root", "--runroot", store / "run"]
+    flags = [*storage_under(store).flags()]
     container = _run("buildah", *flags, "from", "--pull-never", f"localhost/{image}").strip()
     try:
         return _run("buildah", *flags, "run", "--isolation", "chroot", container, "--", *command)
@@ -125,7 +127,7 @@ def built(store: Path, cpu_torch_wheel: Path, tmp_path_factory: pytest.TempPathF
 
 @pytest.mark.parametrize("name", sorted(IMAGES))
 def test_each_training_image_has_its_user_tz_and_torch(store: Path, built: Path, name: str) -> None:
-    """One working container per image (a vfs `buildah from` copies the whole ~1 GB image)."""
+    """One working container per image (with vfs, each `buildah from` copied the ~1 GB image)."""
     _tz, user, uid, gid, zone = IMAGES[name]
     torch = "python -c 'import torch; print(torch.__version__)'"
     probe = f"id -u; id -g; id -un; date +%Z; pwd; {torch}"

@@ -1,17 +1,17 @@
 """Issue 30, real: a CUDA 12.4 base made by the base-image recipe route — no NVIDIA registry, no
-nvidia/cuda image — from Debian trixie's packages, with buildah (vfs, chroot isolation): `torchsmith
-image --cuda 12.4 --base-recipe debian --base-image <debootstrapped trixie> --wheels DIR` writes
-the Dockerfile (its ``cuda`` stage: contrib/non-free added, the toolkit's packages, the CUDA
-measured inside) and builds a training image from a wheel on top of it. Checked inside that image:
-nvcc says release 12.4; a small kernel compiled for one arch (8.6) holds exactly sm_86 SASS and
-no PTX (cuobjdump, in the image); the wheel's module loads the image's libcudart.so.12 and
-reads runtime version 12040 (no GPU needed); the context's manifest records the recipe and a
-CUDA 12.4 plan.
+nvidia/cuda image — from Debian trixie's packages, with buildah (overlay, chroot isolation):
+`torchsmith image --cuda 12.4 --base-recipe debian --base-image <debootstrapped trixie> --wheels
+DIR` writes the Dockerfile (its ``cuda`` stage: contrib/non-free added, the toolkit's packages, the
+CUDA measured inside) and builds a training image from a wheel on top of it. Checked inside that
+image: nvcc says release 12.4; a small kernel compiled for one arch (8.6) holds exactly sm_86 SASS
+and no PTX (cuobjdump, in the image); the wheel's module loads the image's libcudart.so.12 and reads
+runtime version 12040 (no GPU needed); the context's manifest records the recipe and a CUDA 12.4
+plan.
 
 The trixie root filesystem is test_build_in_container's (debootstrapped once per test cache).
 Cost (2 cores, under load, 2026-11-27): `image` 177 s, the checks ~30 s; apt downloads the
 toolkit's packages inside the build (~1.5 GB: the apt toolkit provider's cache keeps only the
-unpacked toolkit, not the .debs); the vfs store peaks at 14 GB (docs/testing.md)."""
+unpacked toolkit, not the .debs); the store peaked at 14 GB with vfs (docs/testing.md)."""
 
 from __future__ import annotations
 
@@ -26,6 +26,7 @@ import pytest
 
 from tests.integration.test_build_in_container import trixie_tarball  # noqa: F401 (fixture)
 from tests.resources import require_root, require_tool
+from torchsmith.container.build import storage_under
 
 pytestmark = [pytest.mark.slow, pytest.mark.network]
 BASE = "localhost/torchsmith-test/trixie:latest"
@@ -52,12 +53,13 @@ def _run(*argv: str | Path, timeout: float = 2400) -> str:
 
 
 def _flags(store: Path) -> list[str | Path]:
-    return ["--storage-driver", "vfs", "--root", store / "root", "--runroot", store / "run"]
+    return [*storage_under(store).flags()]
 
 
 @pytest.fixture(scope="module")
 def store(tmp_path_factory: pytest.TempPathFactory, trixie_tarball: Path) -> Path:  # noqa: F811
-    """A private vfs store holding the plain debootstrapped trixie (no CUDA, no CA bundle)."""
+    """A private store (overlay here) holding the plain debootstrapped trixie (no CUDA, no CA
+    bundle)."""
     require_root("buildah with chroot isolation")
     require_tool("buildah")
     root = tmp_path_factory.mktemp("containers")

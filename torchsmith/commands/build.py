@@ -173,5 +173,5 @@ def register(sub: Any) -> None:
     g.add_argument("--pull", choices=("missing", "never", "always"), default="missing",
                    help="pulling the base image")  # fmt: skip
     g.add_argument("--storage-root", type=Path, metavar="DIR",
-                   help="buildah's image store (vfs) under DIR instead of the default")  # fmt: skip
+                   help="buildah's image store under DIR (overlay, else vfs)")  # fmt: skip
     parser.set_defaults(handler=_handle)

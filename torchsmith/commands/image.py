@@ -228,7 +228,7 @@ def register(sub: Any) -> None:
         "--storage-root",
         type=Path,
         metavar="DIR",
-        help="podman/buildah image store (vfs) under DIR instead of the default",
+        help="buildah image store under DIR (overlay, else vfs)",
     )
     g.add_argument("--host-facts", type=Path, help="use recorded `torchsmith host --json`")
     g.add_argument("--json", action="store_true", help="machine-readable output")

@@ -2,8 +2,11 @@
 does it answer, is it rootless?) and one chosen with a reason. The probes and the builds run
 through a :class:`torchsmith.runner.Runner` (this machine's, or a backend's executor).
 
-buildah runs daemonless with the ``vfs`` storage driver and ``chroot`` isolation (no overlay
-mounts or user namespaces needed: it works as root in a plain VM or container)."""
+buildah runs daemonless with ``chroot`` isolation (no user namespaces needed). Its storage driver:
+a store torchsmith makes under ``--storage-root`` uses the kernel's ``overlay`` (a layer is a diff,
+not a whole copy of the image as with ``vfs``), and ``vfs`` where overlay cannot mount (inside
+another container, on overlayfs); a store that exists keeps the driver it was made with; the
+default store stays ``vfs`` (never converted)."""
 
 from __future__ import annotations
 
@@ -30,6 +33,9 @@ class Storage:
     runroot: Path | None = None
     driver: str = "vfs"
 
+    def with_driver(self, driver: str) -> Storage:
+        return Storage(self.root, self.runroot, driver)
+
     def flags(self) -> list[str]:
         flags = ["--storage-driver", self.driver]
         if self.root is not None:
@@ -54,6 +60,7 @@ class EngineProbe:
     rootless: bool | None = None
     detail: str = ""
     buildx: bool = False
+    storage: Storage | None = None  # buildah's: the store (and driver) it answered with
 
     def describe(self) -> str:
         if self.path is None:
@@ -61,7 +68,8 @@ class EngineProbe:
         if not self.answers:
             return f"{self.name} ({self.path}): does not answer: {self.detail}"
         mode = {True: "rootless", False: "as root", None: "mode unknown"}[self.rootless]
-        return f"{self.name} {self.version or '?'} ({self.path}): answers, {mode}"
+        store = f", {self.storage.driver} storage" if self.storage is not None else ""
+        return f"{self.name} {self.version or '?'} ({self.path}): answers, {mode}{store}"
 
 
 @dataclass(frozen=True)
@@ -135,10 +143,13 @@ def _probe_buildah(
 ) -> EngineProbe:
     version_out = runner.capture([path, "version"], env=env, timeout=PROBE_TIMEOUT)
     info = runner.capture([path, *storage.flags(), "info"], env=env, timeout=PROBE_TIMEOUT)
+    if info.returncode != 0 and storage.driver == "overlay" and storage.root is not None:
+        storage = storage.with_driver("vfs")  # overlay cannot mount here (e.g. on overlayfs)
+        info = runner.capture([path, *storage.flags(), "info"], env=env, timeout=PROBE_TIMEOUT)
     version, rootless = parse_buildah(version_out.stdout, info.stdout)
     if info.returncode != 0 or version is None:
         return EngineProbe("buildah", path, detail=_first_line(info.stderr) or "no info")
-    return EngineProbe("buildah", path, True, version, rootless)
+    return EngineProbe("buildah", path, True, version, rootless, storage=storage)
 
 
 def probe_engines(
@@ -182,7 +193,7 @@ def choose_engine(
         reason = "asked" if wanted != "auto" else "the first engine that answers"
         if skipped:
             reason += f" ({'; '.join(skipped)})"
-        return EngineChoice(probe, reason, storage or Storage())
+        return EngineChoice(probe, reason, probe.storage or storage or Storage())
     states = "\n".join(f"  {p.describe()}" for p in probes if wanted in {"auto", p.name})
     raise HostError(
         f"no container engine answers ({'any' if wanted == 'auto' else wanted}):\n{states}",

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from torchsmith.container.build import Build, build_argv, oci_archive_argv
+from torchsmith.container.build import Build, build_argv, oci_archive_argv, storage_under
 from torchsmith.container.engines import (
     EngineProbe,
     Storage,
@@ -123,3 +123,52 @@ def test_docker_uses_buildx_and_loads_the_image() -> None:
     argv = build_argv(choice, Build(Path("/ctx"), "export", output_dir=Path("/dist")))
     assert argv[:3] == ["/usr/bin/docker", "buildx", "build"]
     assert "type=local,dest=/dist" in argv and "--load" not in argv
+
+
+OVERLAY_INFO = (0, _read("buildah-1.28.2-overlay-info.json"), "")
+OVERLAY_ON_OVERLAYFS = (
+    int(_read("buildah-1.28.2-overlay-over-overlayfs.rc")),
+    "",
+    _read("buildah-1.28.2-overlay-over-overlayfs.stderr"),
+)
+
+
+def test_a_new_private_store_uses_overlay_and_an_existing_one_keeps_its_driver(
+    tmp_path: Path,
+) -> None:
+    assert storage_under(None).driver == "vfs"  # the default store: never converted
+    new = storage_under(tmp_path)
+    assert (new.driver, new.root, new.runroot) == ("overlay", tmp_path / "root", tmp_path / "run")
+    (tmp_path / "root" / "vfs-images").mkdir(parents=True)  # a store made with vfs before
+    assert storage_under(tmp_path).flags()[:2] == ["--storage-driver", "vfs"]
+
+
+def _buildah_probe(info: tuple[int, str, str]) -> tuple[EngineProbe, RecordedRunner]:
+    runner = RecordedRunner({
+        "/b version": BUILDAH_VERSION,
+        "--storage-driver overlay": info,
+        "--storage-driver vfs": BUILDAH_INFO,
+    })  # fmt: skip
+    which = {"docker": None, "podman": None, "buildah": "/b"}
+    [*_, probe] = probe_engines(
+        runner, {}, which, Storage(Path("/s/root"), Path("/s/run"), "overlay")
+    )  # type: ignore[arg-type]
+    return probe, runner
+
+
+def test_overlay_where_the_kernel_mounts_it() -> None:
+    probe, runner = _buildah_probe(OVERLAY_INFO)
+    choice = choose_engine([probe], "buildah")
+    assert choice.storage.driver == "overlay" and probe.describe().endswith("overlay storage")
+    assert [a[1:3] for a in runner.asked if "info" in a] == [["--storage-driver", "overlay"]]
+
+
+def test_vfs_where_overlay_cannot_mount() -> None:
+    """Real: buildah 1.28.2 with the store inside an overlayfs mount exits 125."""
+    probe, runner = _buildah_probe(OVERLAY_ON_OVERLAYFS)
+    choice = choose_engine([probe], "buildah")
+    assert choice.storage.driver == "vfs" and choice.storage.root == Path("/s/root")
+    assert probe.describe().endswith("as root, vfs storage")
+    assert [a[2] for a in runner.asked if "info" in a] == ["overlay", "vfs"]
+    argv = build_argv(choice, Build(Path("/ctx"), "train-a", "a", pull="never"))
+    assert argv[1:3] == ["--storage-driver", "vfs"]
