@@ -78,11 +78,12 @@ def entry_names(folder: Path) -> list[str]:
 
 
 def which(name: str, env: Mapping[str, str]) -> Path | None:
-    """Like ``shutil.which`` but on ``env['PATH']``, never the process environment."""
+    """Like ``shutil.which`` but on ``env['PATH']``, never the process environment. (Strings
+    until found: the compiler probe asks for 29 names in every PATH folder.)"""
     for folder in env.get("PATH", "").split(":"):
         if not folder:
             continue
-        candidate = Path(folder) / name
-        if candidate.is_file() and os.access(candidate, os.X_OK):
-            return candidate
+        candidate = os.path.join(folder, name)  # noqa: PTH118
+        if os.path.isfile(candidate) and os.access(candidate, os.X_OK):  # noqa: PTH113
+            return Path(candidate)
     return None

@@ -9,16 +9,14 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, TypeVar
 
-from torchsmith.host import libs
 from torchsmith.host.compilers import probe_compilers
 from torchsmith.host.cuda import probe_toolkits, site_packages_dirs
 from torchsmith.host.gpus import probe_gpu_report, to_gpu_infos
-from torchsmith.host.model import CudaToolkit, HostFacts
+from torchsmith.host.model import CudaToolkit, HostFacts, Tool
 from torchsmith.host.parse_gpu import GpuReport
 from torchsmith.host.pythons import probe_pythons
 from torchsmith.host.scope import EVERYTHING, Section, left_out
 from torchsmith.host.system import SystemFacts, probe_system
-from torchsmith.host.tools import probe_tools
 from torchsmith.host.version_cache import CachingRunner, VersionCache
 from torchsmith.runner import Runner
 
@@ -51,9 +49,23 @@ class _Gather:
             return default
 
 
+def _tools(env: Mapping[str, str], runner: Runner) -> tuple[dict[str, Tool], list[str]]:
+    from torchsmith.host.tools import probe_tools  # only where the command reads the tools
+
+    return probe_tools(env, runner)
+
+
+def _ldconfig(env: Mapping[str, str], runner: Runner) -> tuple[str, list[str]]:
+    from torchsmith.host import libs  # only where the command reads cuDNN/NCCL
+
+    return libs.ldconfig_text(env, runner)
+
+
 def _libraries(
     env: Mapping[str, str], toolkits: list[CudaToolkit], ldconfig: str
 ) -> tuple[list[str], list[str]]:
+    from torchsmith.host import libs
+
     roots = [Path(t.root) for t in toolkits]
     sites = site_packages_dirs(env)
     cudnn = libs.probe_library(libs.CUDNN, env, roots, sites, ldconfig)
@@ -92,8 +104,8 @@ def _probe(
         f_cuda = g.start("cuda", probe_toolkits, env, runner)
         f_gpus = g.start("gpus", probe_gpu_report, env, runner)
         f_py = g.start("pythons", probe_pythons, env, runner)
-        f_tools = g.start("tools", probe_tools, env, runner)
-        f_ld = g.start("libraries", libs.ldconfig_text, env, runner)
+        f_tools = g.start("tools", _tools, env, runner)
+        f_ld = g.start("libraries", _ldconfig, env, runner)
         system = g.get("system", f_system, SystemFacts())
         compilers, w_cc = g.get("compilers", f_cc, ([], []))
         toolkits, w_cuda = g.get("cuda", f_cuda, ([], []))

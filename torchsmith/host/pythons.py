@@ -63,8 +63,9 @@ def python_candidates(
     env: Mapping[str, str], system_dirs: Iterable[Path] = SYSTEM_DIRS
 ) -> list[Path]:
     """Interpreters in every PATH folder (in order), pyenv's versions, then ``system_dirs``."""
-    path_dirs = [Path(d) for d in env.get("PATH", "").split(":") if d]
-    paths = [*_dir_pythons(path_dirs), *_pyenv_pythons(env), *_dir_pythons(system_dirs)]
+    path_dirs = list(dict.fromkeys(Path(d) for d in env.get("PATH", "").split(":") if d))
+    others = [d for d in system_dirs if d not in path_dirs]  # a folder on PATH: read once
+    paths = [*_dir_pythons(path_dirs), *_pyenv_pythons(env), *_dir_pythons(others)]
     unique: dict[tuple[str, str], Path] = {}
     for path in paths:
         if "shims" in path.parts or not os.access(path, os.X_OK):

@@ -54,7 +54,7 @@ def identity(path: Path) -> Identity | None:
     """What makes ``path`` the same file as before; None when it is not a regular file."""
     try:
         real = os.path.realpath(path)
-        info = Path(real).stat()
+        info = os.stat(real)  # noqa: PTH116 (a string: no Path made per lookup)
     except (OSError, ValueError):
         return None
     if not stat.S_ISREG(info.st_mode):

@@ -122,3 +122,15 @@ def test_the_host_command_imports_rich_only_for_its_tables() -> None:
 
     modules = fresh_modules(lambda: importlib.import_module("torchsmith.commands.host"))
     assert "torchsmith.host.probe" in modules and "torchsmith.console" not in modules
+
+
+def test_a_probing_plan_imports_no_tool_or_library_probe(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """A live probe for a plan (each command it starts refused by the unit tier's conftest: a
+    warning), which reads no tools and no cuDNN/NCCL (host/scope.py): their probe modules are
+    not even imported."""
+    modules = fresh_modules(_main(PLAN))
+    assert '"plan_hash"' in capsys.readouterr().out
+    assert "torchsmith.host.probe" in modules
+    assert not {"torchsmith.host.tools", "torchsmith.host.libs"} & modules
