@@ -331,6 +331,23 @@ def test_python_candidates(tmp_path: Path) -> None:
     ]
 
 
+def test_a_folder_on_path_and_among_the_system_ones_is_listed_once(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """PATH here names /usr/bin and /usr/local/bin, which are the system folders too (and may
+    name a folder twice): each is read once, the candidates as before."""
+    bin_, sys_bin = tmp_path / "bin", tmp_path / "usr/bin"
+    exe(bin_ / "python3.11")
+    exe(sys_bin / "python3")
+    listed: list[Path] = []
+    real = pythons.entry_names
+    monkeypatch.setattr(pythons, "entry_names", lambda d: listed.append(d) or real(d))
+    env = {"PATH": f"{bin_}:{sys_bin}:{bin_}"}
+    found = pythons.python_candidates(env, system_dirs=[sys_bin, tmp_path / "usr/local/bin"])
+    assert found == [bin_ / "python3.11", sys_bin / "python3"]
+    assert listed == [bin_, sys_bin, tmp_path / "usr/local/bin"]
+
+
 def test_probe_pythons_reads_versions(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     exe(tmp_path / "bin/python3")
     exe(tmp_path / "bin/python3.6")
