@@ -7,11 +7,11 @@ from __future__ import annotations
 import os
 import shlex
 import subprocess
+import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from functools import partial
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, Generic, TypeVar, cast
 
 from torchsmith.errors import HostError
 from torchsmith.host.version_cache import CachingRunner
@@ -62,13 +62,56 @@ def _query(args: list[str], env: Mapping[str, str], runner: Runner, timeout: flo
     return text
 
 
+class Task(Generic[R]):
+    """``func(*args)`` in a thread of its own (``now``: here, before returning); :meth:`result`
+    waits for it and raises what it raised. Plain threads: ``concurrent.futures`` (and the
+    ``logging`` it imports) cost every probing command ~3 ms of start-up."""
+
+    def __init__(self, func: Callable[..., R], *args: Any, now: bool = False) -> None:
+        self._value: R | None = None
+        self._error: BaseException | None = None
+        self._thread: threading.Thread | None = None
+        if now:
+            self._run(func, args)
+            return
+        self._thread = threading.Thread(target=self._run, args=(func, args), daemon=True)
+        self._thread.start()
+
+    def _run(self, func: Callable[..., R], args: tuple[Any, ...]) -> None:
+        try:
+            self._value = func(*args)
+        except BaseException as exc:  # handed to the caller of result(), as a future does
+            self._error = exc
+
+    def result(self) -> R:
+        if self._thread is not None:
+            self._thread.join()
+        if self._error is not None:
+            raise self._error
+        return cast(R, self._value)
+
+
 def parallel(func: Callable[[T], R], items: Iterable[T], workers: int = 16) -> list[R]:
-    """``[func(x) for x in items]``, run in threads (probes mostly wait on child processes)."""
+    """``[func(x) for x in items]``, run in up to ``workers`` threads (probes mostly wait on
+    child processes); the first item's exception (in order) is raised once all are done."""
     todo = list(items)
     if len(todo) <= 1:
         return [func(x) for x in todo]
-    with ThreadPoolExecutor(max_workers=min(workers, len(todo))) as pool:
-        return list(pool.map(func, todo))
+    left = iter(range(len(todo)))
+    lock = threading.Lock()
+    done: list[Task[R] | None] = [None] * len(todo)
+
+    def work() -> None:
+        while True:
+            with lock:
+                index = next(left, None)
+            if index is None:
+                return
+            done[index] = Task(func, todo[index], now=True)
+
+    for worker in [Task(work) for _ in range(min(workers, len(todo)))]:
+        worker.result()
+    return [cast(Task[R], task).result() for task in done]
 
 
 def entry_names(folder: Path) -> list[str]:

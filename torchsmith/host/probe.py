@@ -5,10 +5,10 @@ A probe that fails in a way nobody foresaw becomes a warning too: probing never 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, TypeVar
 
+from torchsmith.host._run import Task
 from torchsmith.host.compilers import probe_compilers
 from torchsmith.host.cuda import probe_toolkits, site_packages_dirs
 from torchsmith.host.gpus import probe_gpu_report, to_gpu_infos
@@ -24,26 +24,22 @@ T = TypeVar("T")
 
 
 class _Gather:
-    """Runs probes in a thread pool; a probe's unexpected exception becomes a warning."""
+    """Runs probes in threads; a probe's unexpected exception becomes a warning."""
 
-    def __init__(self, pool: ThreadPoolExecutor, sections: frozenset[Section]) -> None:
-        self.pool = pool
+    def __init__(self, sections: frozenset[Section]) -> None:
         self.sections = sections
         self.warnings: list[str] = []
 
-    def submit(self, func: Callable[..., T], *args: Any) -> Future[T]:
-        return self.pool.submit(func, *args)
+    def start(self, section: Section, func: Callable[..., T], *args: Any) -> Task[T] | None:
+        """``func(*args)`` in a thread when ``section`` is probed; None (nothing runs) if not."""
+        return Task(func, *args) if section in self.sections else None
 
-    def start(self, section: Section, func: Callable[..., T], *args: Any) -> Future[T] | None:
-        """``func(*args)`` in the pool when ``section`` is probed; None (nothing runs) if not."""
-        return self.pool.submit(func, *args) if section in self.sections else None
-
-    def get(self, name: str, future: Future[T] | None, default: T) -> T:
+    def get(self, name: str, task: Task[T] | None, default: T) -> T:
         """The probe's result; ``default`` for a probe not started or one that failed."""
-        if future is None:
+        if task is None:
             return default
         try:
-            return future.result()
+            return task.result()
         except Exception as exc:  # a probe must never take the others down
             self.warnings.append(f"{name} probe failed: {type(exc).__name__}: {exc}")
             return default
@@ -97,25 +93,26 @@ def probe_host(
 def _probe(
     env: Mapping[str, str], disk_path: Path, runner: Runner, sections: frozenset[Section]
 ) -> HostFacts:
-    with ThreadPoolExecutor(max_workers=8) as pool:
-        g = _Gather(pool, sections)
-        f_system = g.submit(probe_system, env, disk_path, runner)
-        f_cc = g.start("compilers", probe_compilers, env, runner)
-        f_cuda = g.start("cuda", probe_toolkits, env, runner)
-        f_gpus = g.start("gpus", probe_gpu_report, env, runner)
-        f_py = g.start("pythons", probe_pythons, env, runner)
-        f_tools = g.start("tools", _tools, env, runner)
-        f_ld = g.start("libraries", _ldconfig, env, runner)
-        system = g.get("system", f_system, SystemFacts())
-        compilers, w_cc = g.get("compilers", f_cc, ([], []))
-        toolkits, w_cuda = g.get("cuda", f_cuda, ([], []))
-        report = g.get("gpus", f_gpus, GpuReport())
-        pythons, w_py = g.get("pythons", f_py, ([], []))
-        tools, w_tools = g.get("tools", f_tools, ({}, []))
-        ldconfig, w_ld = g.get("ldconfig", f_ld, ("", []))
-    libraries = _settled(_libraries, env, toolkits, ldconfig) if "libraries" in sections else None
+    g = _Gather(sections)
+    f_system = Task(probe_system, env, disk_path, runner)
+    f_cc = g.start("compilers", probe_compilers, env, runner)
+    f_cuda = g.start("cuda", probe_toolkits, env, runner)
+    f_gpus = g.start("gpus", probe_gpu_report, env, runner)
+    f_py = g.start("pythons", probe_pythons, env, runner)
+    f_tools = g.start("tools", _tools, env, runner)
+    f_ld = g.start("libraries", _ldconfig, env, runner)
+    system = g.get("system", f_system, SystemFacts())
+    compilers, w_cc = g.get("compilers", f_cc, ([], []))
+    toolkits, w_cuda = g.get("cuda", f_cuda, ([], []))
+    report = g.get("gpus", f_gpus, GpuReport())
+    pythons, w_py = g.get("pythons", f_py, ([], []))
+    tools, w_tools = g.get("tools", f_tools, ({}, []))
+    ldconfig, w_ld = g.get("ldconfig", f_ld, ("", []))
+    libraries = None
+    if "libraries" in sections:
+        libraries = Task(_libraries, env, toolkits, ldconfig, now=True)
     cudnn, nccl = g.get("cudnn/nccl", libraries, ([], []))
-    gpus, w_gpu = g.get("gpus", _settled(to_gpu_infos, report), ([], []))
+    gpus, w_gpu = g.get("gpus", Task(to_gpu_infos, report, now=True), ([], []))
     warned = [*system.warnings, *w_cc, *w_cuda, *w_gpu, *w_py, *w_tools, *w_ld, *g.warnings]
     return HostFacts(
         os_id=system.os_id,
@@ -138,13 +135,3 @@ def _probe(
         tools=tools,
         warnings=[*warned, *left_out(sections)],
     )
-
-
-def _settled(func: Callable[..., T], *args: Any) -> Future[T]:
-    """Run ``func`` now and wrap its outcome in a finished future (for :meth:`_Gather.get`)."""
-    future: Future[T] = Future()
-    try:
-        future.set_result(func(*args))
-    except Exception as exc:
-        future.set_exception(exc)
-    return future
