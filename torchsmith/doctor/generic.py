@@ -316,13 +316,29 @@ _linker = _simple(
     "the lines above the collect2 line name the missing symbol or library.",
     "https://sourceware.org/binutils/docs/ld/Options.html",
 )
-_ninja = _simple(
+_ninja_plain = _simple(
     "build-step",
     "build step {e.target} failed",
     "A build edge failed without a recognised message: {e.message}",
     "read the failed command's output (shown as the first error block).",
     "https://ninja-build.org/manual.html",
 )
+
+
+def _ninja(e: TypedError) -> dict[str, Any]:
+    """A failed edge; in bundled third-party code with no error shown, the usual answer (round
+    15's pytorch#22346, train data) is that project's -Werror meeting a newer compiler."""
+    fields: dict[str, Any] = _ninja_plain(e)
+    if "third_party/" in (e.target or "").replace("\\", "/"):
+        fields["fix"] = (
+            "read the failed command's output (shown as the first error block); a bundled "
+            "third_party project that builds with -Werror fails on a newer compiler's warnings: "
+            "build with the compiler version the release was tested with, or add -Wno-error for "
+            "it (CFLAGS/CXXFLAGS), or take the upstream fix (a newer torch)."
+        )
+    return fields
+
+
 _other = _simple(
     "unknown-error",
     "an error no rule knows",

@@ -13,6 +13,7 @@ from torchsmith.doctor.components import (
     by_library,
     by_module,
     component_names,
+    mentioned,
 )
 from torchsmith.doctor.models import TypedError
 
@@ -130,7 +131,8 @@ def import_module(e: TypedError) -> dict[str, Any]:
             else "; if no package of that name exists, the import is misspelt: check it against "
             "the package's documentation"
         )
-        + ".",
+        + "; in a notebook (Jupyter, Colab) restart the kernel/runtime after installing it, so "
+        "the running interpreter sees the new package.",
         "source": f"https://pypi.org/project/{project}/",
     }
 
@@ -203,6 +205,7 @@ def command_failed(e: TypedError) -> dict[str, Any]:
 _PACKAGE_DIRS = ("site-packages/", "dist-packages/")
 _CPP_EXTENSION = "torch/utils/cpp_extension.py"
 _TORCH_PACKAGES = frozenset({"torch", "torchvision", "torchaudio", "torchtext"})
+_COMPANIONS = frozenset({"torchvision", "torchaudio", "torchtext", "torchdata"})
 
 
 def frame_package(path: str) -> str | None:
@@ -233,6 +236,15 @@ def python_exception(e: TypedError) -> dict[str, Any]:
             "torch release's cpp_extension: use the torch version the project names."
         )
         tags = (*tags, "extension", "cpp-extension")
+    elif package in _COMPANIONS and not mentioned(e.message):
+        # the usual answer in the train rounds 11-15 (audio#25, vision#1718): not one release pair
+        fix = (
+            f"it was raised inside {package} ({where}) while it used torch: {package} and torch "
+            f"are not one release pair; install the {package} version paired with the installed "
+            "torch (`torchsmith kb release <torch version>` names the pair; same index and CUDA "
+            "variant), or the torch/companion pair the project pins."
+        )
+        tags = (*tags, "companions", "version-pin")
     elif package:
         fix = (
             f"it was raised inside the package {package} ({where}): check that its installed "

@@ -25,6 +25,7 @@ CASES = [
      '"at::Type"', "extension-needs-newer-torch-api"),
     ("fatal error: ATen/ceil_div.h: No such file or directory", "extension-needs-newer-torch-api"),
     ("ImportError: cannot import name '_C' from 'detectron2'", "extension-c-module-not-built"),
+    ("ImportError: cannot import name '_C'", "extension-c-module-not-built"),
     ("ModuleNotFoundError: No module named 'maskrcnn_benchmark._C'",
      "extension-c-module-not-built"),
     ("ModuleNotFoundError: No module named 'torch._C'", "import-torch-from-source-checkout"),
@@ -69,6 +70,19 @@ def test_the_rule_fires_on_its_wording_and_not_on_the_near_miss(text: str, want:
          "Free GPU memory"),
         ("RuntimeError: Error compiling objects for extension", "generic-python",
          "port to the installed torch"),
+        ('File "build/bdist.linux-x86_64/egg/torchaudio/transforms.py", line 166, in SPECTROGRAM\n'
+         "pad=0, window=torch.hann_window, wkwargs=None):\n"
+         "AttributeError: 'module' object has no attribute 'hann_window'", "generic-python",
+         "paired with the installed torch"),
+        ('  File "/x/site-packages/torchaudio/_extension.py", line 73, in _init_ffmpeg\n'
+         "ImportError: FFmpeg libraries are not found. Please install FFmpeg.", "generic-python",
+         "inside the package torchaudio"),
+        ("[2/1073] Building CXX object third_party/ideep/mkl-dnn/src/CMakeFiles/mkldnn.dir/"
+         "common/utils.cpp.o\nFAILED: third_party/ideep/mkl-dnn/src/CMakeFiles/mkldnn.dir/"
+         "common/utils.cpp.o",
+         "generic-ninja", "-Werror"),
+        ("ModuleNotFoundError: No module named 'functorch'", "generic-import-module",
+         "restart the kernel/runtime"),
     ],
 )  # fmt: skip
 def test_the_generic_fix_names_the_usual_answer(text: str, kind: str, says: str) -> None:
