@@ -6,8 +6,8 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 from torchsmith.host import parse
 from torchsmith.host._run import ProbeError, entry_names, parallel, query, which
@@ -21,8 +21,7 @@ TOOLSET_GLOBS = ("opt/rh/gcc-toolset-*/root/usr/bin", "opt/rh/devtoolset-*/root/
 _NAME = re.compile(r"^(gcc|clang)(-\d+)?$")
 
 
-@dataclass(frozen=True)
-class CompilerCandidate:
+class CompilerCandidate(NamedTuple):  # a NamedTuple: no generated code at import (start-up)
     family: Family
     cc: Path
     cxx: Path | None

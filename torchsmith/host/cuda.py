@@ -7,8 +7,8 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import NamedTuple
 
 from packaging.version import InvalidVersion, Version
 
@@ -23,8 +23,7 @@ _DRYRUN = ("-dryrun", "-v", "-c", "-x", "cu", "/dev/null", "-o", "/dev/null")
 WRAPPER_MAX_BYTES = 4096  # a plain exec wrapper is a few lines; a longer script is asked
 
 
-@dataclass(frozen=True)
-class ToolkitCandidate:
+class ToolkitCandidate(NamedTuple):  # a NamedTuple: no generated code at import (start-up)
     root: Path
     nvcc: Path
     origin: str
@@ -123,7 +122,7 @@ def _read_wrapper(cand: ToolkitCandidate, env: Mapping[str, str]) -> ToolkitCand
     real = exec_target(cand.nvcc, env) if cand.wrapper else None
     if real is None:
         return cand
-    return replace(cand, root=real.parent.parent, nvcc=real, wrapper=False)
+    return cand._replace(root=real.parent.parent, nvcc=real, wrapper=False)
 
 
 def _unwrap(cand: ToolkitCandidate, env: Mapping[str, str], runner: Runner) -> ToolkitCandidate:
@@ -137,7 +136,7 @@ def _unwrap(cand: ToolkitCandidate, env: Mapping[str, str], runner: Runner) -> T
     if here is None:
         raise ProbeError(f"{cand.nvcc} is a script and `nvcc -dryrun` did not say where nvcc is")
     real = Path(os.path.realpath(Path(here) / "nvcc"))
-    return replace(cand, root=real.parent.parent, nvcc=real, wrapper=False)
+    return cand._replace(root=real.parent.parent, nvcc=real, wrapper=False)
 
 
 def probe_toolkit(cand: ToolkitCandidate, env: Mapping[str, str], runner: Runner) -> CudaToolkit:

@@ -5,7 +5,6 @@ version), then ``nvidia-smi -q`` (old drivers; compute capability looked up by G
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -82,8 +81,7 @@ def probe_smi(smi: str, env: Mapping[str, str], runner: Runner) -> GpuReport:
     except ProbeError:
         return parse_gpu.parse_smi_q(query([smi, "-q"], env, runner))
     head = parse_gpu.parse_smi_header(query([smi], env, runner))
-    return replace(
-        report,
+    return report._replace(
         driver_cuda=head.driver_cuda,
         driver_version=report.driver_version or head.driver_version,
     )
@@ -136,4 +134,4 @@ def probe_gpu_report(env: Mapping[str, str], runner: Runner) -> GpuReport:
         report = probe_smi(str(smi), env, runner)
     except ProbeError as exc:
         return GpuReport(warnings=(*notes, exc.message))
-    return replace(report, warnings=(*notes, *report.warnings))
+    return report._replace(warnings=(*notes, *report.warnings))

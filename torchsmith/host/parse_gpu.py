@@ -9,8 +9,8 @@ import csv
 import io
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, NamedTuple
 
 QUERY_FIELDS = ("index", "name", "compute_cap", "memory.total", "uuid", "driver_version")
 _DRIVER = re.compile(r"Driver Version\s*:\s*([\d.]+)")
@@ -20,7 +20,7 @@ _CC = re.compile(r"^\d+\.\d+$")
 
 
 @dataclass(frozen=True)
-class RawGpu:
+class RawGpu:  # a dataclass: its field `index` would hide tuple.index
     """One GPU as a driver tool reported it; ``compute_capability`` None when not reported."""
 
     index: int
@@ -30,12 +30,11 @@ class RawGpu:
     uuid: str | None = None
 
 
-@dataclass(frozen=True)
-class GpuReport:
+class GpuReport(NamedTuple):  # a NamedTuple: no generated code at import (start-up)
     gpus: tuple[RawGpu, ...] = ()
     driver_version: str | None = None
     driver_cuda: str | None = None
-    warnings: tuple[str, ...] = field(default=())
+    warnings: tuple[str, ...] = ()
 
 
 def cuda_from_int(value: int) -> str:

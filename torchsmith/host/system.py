@@ -5,16 +5,15 @@ from __future__ import annotations
 import os
 import shutil
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 from torchsmith.host import parse
 from torchsmith.host._run import ProbeError, query
 from torchsmith.runner import Runner
 
 
-@dataclass(frozen=True)
-class SystemFacts:
+class SystemFacts(NamedTuple):  # a NamedTuple: no generated code at import (start-up)
     os_id: str = ""
     os_version: str = ""
     os_codename: str = ""

@@ -31,7 +31,6 @@ import stat
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -191,13 +190,16 @@ class VersionCache:
         self.dirty = False
 
 
-@dataclass(frozen=True)
 class CachingRunner:
     """``inner``, through which the host probes ask their version queries of ``cache`` first
-    (only for a runner on this machine). Every other command goes to ``inner`` unchanged."""
+    (only for a runner on this machine). Every other command goes to ``inner`` unchanged.
+    (A plain class: a dataclass's generated methods cost start-up.)"""
 
-    inner: Runner
-    cache: VersionCache
+    __slots__ = ("cache", "inner")
+
+    def __init__(self, inner: Runner, cache: VersionCache) -> None:
+        self.inner = inner
+        self.cache = cache
 
     def run(
         self,
