@@ -71,6 +71,14 @@ CASES = [
     ("FileNotFoundError: Could not find module 'E:\\RF\\lib\\site-packages\\dgl\\dgl.dll' (or one "
      "of its dependencies). Try using the full path with constructor syntax.",
      "extension-dll-not-loadable-windows"),
+    # two protobuf runtimes, or one .proto registered twice
+    ("[libprotobuf FATAL google/protobuf/stubs/common.cc:61] This program requires version 3.4.0 "
+     "of the Protocol Buffer runtime library, but the installed version is 2.6.1.",
+     "protobuf-two-runtimes-loaded"),
+    ("[libprotobuf ERROR google/protobuf/descriptor_database.cc:58] File already exists in "
+     "database: onnx/onnx-ml.proto", "protobuf-two-runtimes-loaded"),
+    ("TypeError: Couldn't build proto file into descriptor pool: duplicate file name "
+     "(onnx/onnx-ml.proto)", "protobuf-two-runtimes-loaded"),
     # a full disk in every wording
     ("Error: write /var/lib/docker/tmp/GetImageBlob506439680: no space left on device",
      "disk-full"),
