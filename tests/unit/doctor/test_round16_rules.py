@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pytest
 
+from tests.unit.doctor.rule_cases import top_rule
 from torchsmith.doctor import diagnose
 
 CASES = [
@@ -50,14 +51,9 @@ CASES = [
 ]  # fmt: skip
 
 
-def _top(text: str) -> str:
-    top = diagnose(text.split("\n")).top
-    return "none" if top is None else top.rule_id
-
-
 @pytest.mark.parametrize(("text", "want"), CASES, ids=lambda v: v[:40])
 def test_the_rule_fires_on_its_wording_and_not_on_the_near_miss(text: str, want: str) -> None:
-    got = _top(text)
+    got = top_rule(text)
     assert got != want[1:] if want.startswith("!") else got == want
 
 
