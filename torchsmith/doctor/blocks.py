@@ -51,6 +51,7 @@ class BlockBuilder:
         self._open: _Open | None = None
         self._index = -1  # index of the open block among all blocks
         self._fallback: _Open | None = None  # the first "secondary" lines, if nothing else
+        self._soft: _Open | None = None  # the first soft error lines, if nothing at all else
 
     @property
     def open_index(self) -> int | None:
@@ -66,6 +67,17 @@ class BlockBuilder:
             self._error(cand, info)
         elif info.kind == "noise" and self.count == 0 and "Traceback" not in cand.text:
             self._noise(cand)
+        elif info.kind == "soft" and self.count == 0:
+            self._soft_line(cand, info)
+
+    def _soft_line(self, cand: Candidate, info: LineInfo) -> None:
+        """Keep the first soft error lines (classify's ``_SOFT``: a failure said without an
+        error word), for a log that holds no other error line."""
+        if self._soft is None:
+            self._soft = _Open(info.block_kind, cand.number, None, cand.number, real=True)
+            self._soft.context = _evidence(cand.context(CONTEXT_BEFORE, CONTEXT_AFTER))
+        if len(self._soft.lines) < MAX_LINES:
+            self._soft.lines.append(Evidence(line=cand.number, text=cand.text))
 
     def _noise(self, cand: Candidate) -> None:
         """Keep the first lines that only follow an error (make's 'Error 1', 'Error generating'),
@@ -114,10 +126,11 @@ class BlockBuilder:
 
     def finish(self) -> None:
         """Close the open block; with no real error block at all, fall back to the first
-        secondary error lines."""
+        secondary error lines, and with none of those to the first soft error lines."""
         self.close()
-        if not self.blocks and self._fallback is not None:
-            self.blocks.append(self._fallback.freeze())
+        fallback = self._fallback or self._soft
+        if not self.blocks and fallback is not None:
+            self.blocks.append(fallback.freeze())
             self.count = 1
 
 

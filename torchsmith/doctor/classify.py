@@ -7,6 +7,8 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
+from torchsmith.doctor.linear import compile_linear
+
 # Strings at least one of which every interesting line holds (searched in raw bytes).
 GENERIC_TRIGGERS: tuple[bytes, ...] = (
     b"rror",
@@ -49,6 +51,23 @@ GENERIC_TRIGGERS: tuple[bytes, ...] = (
     b"E: Package",
     "找不到".encode(),
     "没有那个文件".encode(),
+    # the soft error words (round 18, see _SOFT): a log whose only error line says one of these
+    b"nvalid",
+    b"ncorrect",
+    b"nable to",
+    b"n't",
+    b"nknown flag",
+    b"nknown option",
+    b"nrecognized",
+    b"ASSERT",
+    b"ssertion",
+    b"denied",
+    b"vailable",
+    b"llegal",
+    b"borted",
+    b"timed out",
+    b"onnection refused",
+    b"onnection reset",
 )
 
 _NOISE = re.compile(
@@ -89,6 +108,31 @@ _REAL = re.compile(
 _WARNED_FAILURE = re.compile(
     r"Failed to load|Library not loaded|undefined symbol|cannot open shared object"
 )
+# Soft error lines (round 18): a failure said in plain words, without 'error'/'Error:' (docker's
+# 'unknown flag: --gpus', nvidia-smi's "couldn't find libnvidia-ml.so", MKL's 'Parameter 10 was
+# incorrect', 'INTERNAL ASSERT FAILED', a warning that CUDA is not available). They start a block
+# only when the log holds no other error line (blocks.py), so they never hide a real error; CMake's
+# own check lines ('-- Looking for x - not found', '-- Could NOT find X') and the indented lines of
+# a message block (a CMake warning's text, a traceback's source line) are not soft errors.
+_SOFT = compile_linear(
+    r"(?i)\b(?:failed|failure|fatal|cannot|can't|can not|could not|couldn't|unable to|"
+    r"not found|unknown (?:flag|option|argument|command)|unrecognized (?:option|argument)|"
+    r"not (?:yet )?supported|no longer supported|unsupported|incorrect|invalid|illegal|"
+    r"denied|killed|aborted|timed out|connection (?:refused|reset)|not available|unavailable|"
+    r"is too old|not compiled with)\b"
+)
+_NOT_SOFT = compile_linear(
+    r"^(?:\s\s|\t)|^\s*(?:-- |\[cmake\] -- |Requirement already|Collecting |Downloading |"
+    r"Looking for |Performing Test |Checking |checking |Check for |Successfully )|"
+    r"(?i:\b(?:0|no) (?:failed|failures|errors)\b|\bexpect(?:ed)? .{0,40}\bfail)"
+)
+# a Python warning (UserWarning, RuntimeWarning) that something the run needs is unavailable:
+# the only trace of a failure in some logs (CUDA not available in a container); compiler and
+# CMake warnings never count
+_SOFT_WARNING = compile_linear(
+    r"\b[A-Z]\w*Warning: .{0,300}?(?i:not available|unavailable|no longer supported|"
+    r"not (?:yet )?supported|is too old|failed to load|could not load|cannot load)"
+)
 _STATUS = re.compile(r"^\s*\[\d+/\d+[\] ]")
 _FAILED = re.compile(r"^\s*FAILED: (?:\[code=\d+\] )?(?P<target>\S+)")
 _DIAGNOSTIC = re.compile(r"^\s*(?P<file>[^\s:]+):\d+(?::\d+)?: (?:fatal )?error")
@@ -102,7 +146,7 @@ _COMMAND = re.compile(
     r"(c\+\+|g\+\+|gcc|cc|clang\+\+|clang|nvcc|ccache|sccache)(-\d+)?\s+[-/]"
 )
 
-LineKind = Literal["failed", "error", "noise", "command", "other"]
+LineKind = Literal["failed", "error", "noise", "command", "soft", "other"]
 
 
 @dataclass(frozen=True)
@@ -120,17 +164,25 @@ def classify(text: str) -> LineInfo:
         failed = _FAILED.match(text)
         return LineInfo("failed", failed.group("target") if failed else None, "ninja")
     if "arning" in text and "error" not in text and not _WARNED_FAILURE.search(text):
-        return LineInfo("other")
+        soft = _SOFT_WARNING.search(text) is not None
+        return LineInfo("soft", None, "python") if soft else LineInfo("other")
     if _STATUS.match(text) or _COMMAND.match(text) or _BOOKKEEPING.match(text):
         return LineInfo("command")
     if _NOISE.search(text):
         return LineInfo("noise")
     if not _REAL.search(text):
-        return LineInfo("other")
+        return _soft(text)
     diag = _DIAGNOSTIC.match(text)
     if diag:
         return LineInfo("error", diag.group("file"), "diagnostic")
     return LineInfo("error", None, _kind_of(text))
+
+
+def _soft(text: str) -> LineInfo:
+    """A line with no error word that still reports a failure in plain words (``_SOFT``)."""
+    if _SOFT.search(text) is None or _NOT_SOFT.search(text) is not None:
+        return LineInfo("other")
+    return LineInfo("soft", None, _kind_of(text))
 
 
 def _kind_of(text: str) -> Literal["make", "cmake", "python", "other"]:

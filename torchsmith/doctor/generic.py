@@ -8,6 +8,7 @@ native library of another build; a CMake error names the package or version it w
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from torchsmith.doctor.components import (
@@ -62,8 +63,12 @@ def _enrich(fields: dict[str, Any], error: TypedError) -> dict[str, Any]:
 _FACT_KINDS = frozenset({"python", "other", "crash", "ninja", "pip"})
 
 
-def _class_fields(error: TypedError) -> dict[str, Any]:
+def _class_fields(error: TypedError, block: Sequence[str] = ()) -> dict[str, Any]:
     fact = by_message(error.message) if error.kind in _FACT_KINDS else None
+    if fact is None and error.kind == "other":
+        # an unrecognised first line (a report's heading, a wrapper's prefix): a known message
+        # further down its block says more (round 17's ComfyUI report: its Exception Message)
+        fact = next((f for f in map(by_message, block) if f is not None), None)
     if fact is not None:
         return _from_fact(fact)
     fields: dict[str, Any] = _BY_KIND.get(error.kind, _other)(error)
@@ -82,9 +87,10 @@ def _from_fact(fact: MessageFact) -> dict[str, Any]:
     }
 
 
-def diagnose_generic(error: TypedError) -> Finding:
-    """The generic finding for ``error``'s class, with the facts its fields lead to."""
-    fields = _enrich(_class_fields(error), error)
+def diagnose_generic(error: TypedError, block: Sequence[str] = ()) -> Finding:
+    """The generic finding for ``error``'s class, with the facts its fields lead to (and, for an
+    unrecognised line, the facts of the other lines of its ``block``)."""
+    fields = _enrich(_class_fields(error, block), error)
     return Finding.model_validate(
         {
             "rule_id": f"generic-{error.kind}",

@@ -111,11 +111,31 @@ def import_version(e: TypedError) -> dict[str, Any]:
     }
 
 
+# Triton publishes wheels for Linux only (round 17's StableTuner#110, train data: on Windows the
+# message is printed by packages that run without it)
+_TRITON_FIX = (
+    "triton has official wheels for Linux only: on Windows (and macOS) packages such as xformers, "
+    "bitsandbytes and diffusers print this and run without it, so ignore it unless the code "
+    "needs torch.compile or Triton kernels (then use the community triton-windows wheel that "
+    "matches torch, or Linux/WSL2); on Linux pip install the triton version the installed torch "
+    "pins (pip show torch lists it)."
+)
+
+
 def import_module(e: TypedError) -> dict[str, Any]:
     module = e.module or "?"
     c = by_module(module)
     top = module.split(".")[0]
     project = PIP_NAMES.get(module, PIP_NAMES.get(top, top))
+    if top == "triton":
+        return with_component(c, ("python-deps", "triton", "platform", "windows")) | {
+            "category": "python-deps",
+            "stage": "import",
+            "title": "Python module triton not found",
+            "cause": "triton is not installed; pip has no triton wheel for Windows or macOS.",
+            "fix": _TRITON_FIX,
+            "source": "https://github.com/devilismyfriend/StableTuner/issues/110",
+        }
     return with_component(c, ("python-deps", project)) | {
         "category": "python-deps",
         "stage": "import",
@@ -154,10 +174,64 @@ _GCC_CAUSES = (
 )
 
 
+# the package pip was building: its unpacked source directory in pip's temporary tree
+_PIP_SOURCE = re.compile(r"pip-(?:install|build)-\w+/([A-Za-z0-9][\w.+-]*?)(?:_[0-9a-f]{32})?/")
+
+
+def pip_setup_failed(e: TypedError) -> dict[str, Any]:
+    """pip's own report that a package's setup.py run failed (``Command errored out with exit
+    status 1: ... setup.py``, pip < 20.2's ``Command "python setup.py egg_info" failed``). From
+    an index (``pip-install-*/<name>/``) pip fell back to building the package from source: in
+    the train rounds (13's and 14's torch-scatter, 17's two mmcv-full logs) the answer was that
+    no prebuilt wheel matched (a pin or a find-links URL other than the project's index for this
+    torch/CUDA) or that the source build had no working compiler. From a local or VCS checkout
+    (``pip-req-build-*``, round 17's apex#214) there is no wheel to take: the build's toolchain
+    (compiler, the CUDA toolkit torch was built with) is the usual cause."""
+    found = _PIP_SOURCE.search(e.message.replace("\\", "/"))
+    name = found.group(1) if found else None
+    what = name or "the package"
+    common = {
+        "category": "pip",
+        "tags": ("pip", "install", "version-pin", "build-step", "command-failed", "compiler"),
+        "stage": "install",
+        "title": f"pip could not build {what} from source",
+        "source": "https://github.com/open-mmlab/mmcv/issues/943",
+    }
+    if name is None:
+        return common | {
+            "tags": (*common["tags"], "cuda", "toolkit"),
+            "cause": "pip built a source checkout (a local directory or a git URL) and its "
+            "setup.py failed; this line only reports that, the build's first error is above it in "
+            "the full log. Usual reasons: no working C/C++ compiler, or a CUDA toolkit other "
+            "than the one torch was built with (several CUDAs installed, CUDA_HOME/PATH pointing "
+            "at another), or a torch other than the release the project supports.",
+            "fix": "read the build's first 'error:' (pip install -v); point the build at the CUDA "
+            "torch was built with (python -c 'import torch; print(torch.version.cuda)'; set "
+            "CUDA_HOME and PATH to that toolkit), install a working compiler (build-essential, "
+            "Xcode command line tools, MSVC Build Tools), and install the torch version the "
+            "project names first (then pip install --no-build-isolation .).",
+        }
+    return common | {
+        "cause": f"pip found no prebuilt wheel of {name} for this Python, torch and CUDA and ran "
+        "its setup.py, which failed (this line only reports that; the build's first error is "
+        "above it in the full log). Usual reasons: the pinned version or the -f/--find-links URL "
+        "does not match the wheels the project publishes for the installed torch and CUDA (a "
+        "typo such as cuda101 for cu101, a release older than its first wheel for that torch), "
+        "or no working C/C++ compiler (or an nvcc that rejects it) for the source build.",
+        "fix": f"install a prebuilt {name}: take the exact -f/--find-links URL for your torch and "
+        "CUDA versions from the project's install page (e.g. .../cu113/torch1.11.0/index.html) "
+        "and a version its index lists (often the latest); only if none exists build from "
+        "source with a working compiler (build-essential, Xcode command line tools, MSVC Build "
+        "Tools) and the CUDA torch was built with, reading the first 'error:' of the build.",
+    }
+
+
 def command_failed(e: TypedError) -> dict[str, Any]:
     """setuptools' ``error: command 'gcc' failed with exit status 1`` (or a build script's
     ``CalledProcessError`` for cmake/ninja): only the report that a tool's run failed; its cause
     is the tool's first error, printed before this line."""
+    if e.tool == "setup.py":
+        return pip_setup_failed(e)
     tool = e.tool or "the compiler"
     name = tool.lower()
     nvcc = name.startswith("nvcc")

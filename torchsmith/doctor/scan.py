@@ -20,14 +20,14 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from torchsmith.doctor.blocks import BlockBuilder
-from torchsmith.doctor.classify import GENERIC_TRIGGERS, classify
+from torchsmith.doctor.classify import GENERIC_TRIGGERS, LineInfo, classify
 from torchsmith.doctor.components import component_names
 from torchsmith.doctor.generic import diagnose_generic
-from torchsmith.doctor.linear import PatternSet
+from torchsmith.doctor.linear import PatternSet, compile_linear
 from torchsmith.doctor.models import Diagnosis, ErrorBlock, Evidence, Finding, TypedError
 from torchsmith.doctor.ruledb import Rule, literal_runs, load_rules, needle
-from torchsmith.doctor.stream import Scanner, chunks_of
-from torchsmith.doctor.structure import normalise, read_block
+from torchsmith.doctor.stream import Candidate, Scanner, chunks_of
+from torchsmith.doctor.structure import normalise, read_block, wrapped
 
 LogSource = str | os.PathLike[str] | Iterable[str]
 MAX_EVIDENCE = 3
@@ -95,18 +95,21 @@ def diagnose(
     builder = BlockBuilder()
     hits: dict[str, _Hits] = {}
     cuts: list[str] = []
+    last = (0, "")
     for cand in scanner.candidates(chunks_of(path_or_lines, cuts.append)):
-        info = classify(cand.text)
+        info, matched = _read_line(matcher, cand, last)
+        last = (cand.number, cand.text)
         builder.feed(cand, info)
-        if info.kind != "command":
-            _record(hits, matcher.match_any(cand.text), cand.number, cand.text, builder.open_index)
+        _record(hits, matched, cand.number, cand.text, builder.open_index)
     builder.finish()
     error = read_block(builder.blocks[0]) if builder.blocks else None
     if error is not None and error.kind == "cmake":
         _record_joined(hits, matcher.match(error.message), builder.blocks[0], error.line)
     findings = _rank(hits.values(), context or {}, scanner.lines)
+    block = builder.blocks[0] if builder.blocks else None
+    texts = [e.text for e in (*block.lines, *block.context)] if block else []
     return Diagnosis(
-        findings=_with_generic(findings, error),
+        findings=_with_generic(findings, error, texts),
         first_error=builder.blocks[0] if builder.blocks else None,
         error=error,
         error_blocks=builder.count,
@@ -116,13 +119,40 @@ def diagnose(
     )
 
 
-def _with_generic(findings: list[Finding], error: TypedError | None) -> tuple[Finding, ...]:
+# a REPL echo whose value is the failure: `>>> torch.cuda.is_available()` / `Out[2]: False`
+_REPL_CALL = compile_linear(r"\bis_available\(\)\s*$")
+_REPL_FALSE = compile_linear(r"^\s*(?:Out\[\d+\]:\s*)?False\s*$")
+
+
+def _read_line(
+    matcher: RuleMatcher, cand: Candidate, last: tuple[int, str]
+) -> tuple[LineInfo, list[Rule]]:
+    """A candidate line's class and the rules matching it, also as one message with the line
+    before it (a diagnostic wrapped after its 'error:', clang and MSVC) or after it (a REPL
+    call whose printed value is the failure)."""
+    info = classify(cand.text)
+    matched = matcher.match_any(cand.text) if info.kind != "command" else []
+    join = wrapped(last[1], cand.text) if last[0] == cand.number - 1 else None
+    if join is None and _REPL_CALL.search(cand.text) is not None:
+        after = cand.context(0, 1)[1:]
+        if after and _REPL_FALSE.search(after[0][1]) is not None:
+            join, info = f"{cand.text.rstrip()} {after[0][1].strip()}", LineInfo("soft")
+    if join is not None:
+        matched = list({r.id: r for r in (*matched, *matcher.match_any(join))}.values())
+    if info.kind == "soft" and any(r.severity == "warning" for r in matched):
+        info = LineInfo("other")  # a warning a rule knows (a feature switched off)
+    return info, matched
+
+
+def _with_generic(
+    findings: list[Finding], error: TypedError | None, block: list[str]
+) -> tuple[Finding, ...]:
     """The generic diagnosis of the first error's class, ranked below every specific rule
     (a warning that explains the failure, a feature switched off, is more specific)."""
     if error is None:
         return tuple(findings)
     score = min((f.score for f in findings), default=2.0) - 1.0
-    generic = diagnose_generic(error).model_copy(update={"score": round(score, 2)})
+    generic = diagnose_generic(error, block).model_copy(update={"score": round(score, 2)})
     return (*(_with_components(f, error, generic) for f in findings), generic)
 
 

@@ -146,6 +146,9 @@ RECOGNISERS = (
         "command-failed",
         r"^(?:ERROR: )?Command (?:\"|errored out with exit status \d+: ).*?(?P<tool>setup\.py)",
     ),
+    # pip < 10's form with its 'Command' cut off (round 17's apex#214): the quoted command ends
+    # in 'failed with error code N in /tmp/pip-...'
+    _r("command-failed", r"(?P<tool>setup\.py)\b.*\" failed with error code \d+ in "),
     _r("python", r"(?P<exception>\b[\w.]+(?:Error|Exception)): ", "python"),
     # setuptools' report of a failed compiler run (the compiler's own message is above it)
     _r(
@@ -172,18 +175,47 @@ def read_block(block: ErrorBlock) -> TypedError | None:
     lines = _lines(block)
     if not lines:
         return None
-    normal = [(e.line, normalise(e.text[:MAX_LINE])) for e in lines]
+    normal = joined_wrapped([(e.line, normalise(e.text[:MAX_LINE])) for e in lines])
     for rec in RECOGNISERS:
         for index, (number, text) in enumerate(normal):
             match = rec.regex.search(text)
             if match is not None:
                 message = _message(rec.kind, lines, index)
+                if rec.kind != "cmake" and text != normalise(lines[index].text[:MAX_LINE]):
+                    message = text  # a wrapped diagnostic, joined (joined_wrapped)
                 groups = match.groupdict()
                 if rec.kind == "python":
                     groups["file"] = _last_frame(normal[:index])
                 return _typed(rec, groups, number, message)
-    number, text = normal[0]
+    # no recogniser: the block's own first error line (not a context line above it)
+    first = block.lines[0].line if block.lines else normal[0][0]
+    number, text = next((n, t) for n, t in normal if n >= first)
     return TypedError(kind="other", line=number, message=text, versions=_versions(text))
+
+
+_WRAPPED = _rx(r"(?:error|Error|ERROR)(?: [A-Z]*\d+)?:$")
+
+
+def wrapped(first: str, second: str) -> str | None:
+    """clang (and MSVC) wrap a long diagnostic after its ``error:``: the message is the next
+    line (round 17's pytorch#1175: ``fatal error:`` / ``'type_traits' file not found``). The two
+    lines as one, when ``first`` ends with the ``error:`` and ``second`` holds the text."""
+    head = first.rstrip()
+    if not second.strip() or _WRAPPED.search(head) is None:
+        return None
+    return f"{head} {second.strip()}"
+
+
+def joined_wrapped(lines: list[tuple[int, str]]) -> list[tuple[int, str]]:
+    """The lines, each wrapped diagnostic's first line holding both (see :func:`wrapped`);
+    the list keeps one entry per line, so indices stay those of ``lines``."""
+    out: list[tuple[int, str]] = []
+    for number, text in lines:
+        join = wrapped(out[-1][1], text) if out and out[-1][0] == number - 1 else None
+        if join is not None:
+            out[-1] = (out[-1][0], normalise(join))
+        out.append((number, text))
+    return out
 
 
 _FRAME = _rx(r'^\s*(?:File )?"(?P<file>[^"]+)", line \d+')
