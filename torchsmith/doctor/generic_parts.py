@@ -152,7 +152,9 @@ def import_module(e: TypedError) -> dict[str, Any]:
             "the package's documentation"
         )
         + "; in a notebook (Jupyter, Colab) restart the kernel/runtime after installing it, so "
-        "the running interpreter sees the new package.",
+        "the running interpreter sees the new package; a launcher (torchrun, sudo, a system "
+        "jupyter) may run another Python than the environment's: install torch in the environment"
+        " and use its own launcher (python -m torch.distributed.run).",
         "source": f"https://pypi.org/project/{project}/",
     }
 
@@ -381,7 +383,9 @@ def pip_failure(e: TypedError) -> dict[str, Any]:
         )
         fix = (
             f"no index pip used has a {name} release for this Python and platform: `pip index "
-            f"versions {name}` lists what it has{index}; relax the pin or use a supported Python."
+            f"versions {name}` lists what it has{index}; check the pin for a typo (a companion's"
+            " version pairs with one torch: torchaudio 0.7.0 with torch 1.7.0), relax the pin or "
+            "use a supported Python."
         )
     return {
         "category": "pip",

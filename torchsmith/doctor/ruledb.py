@@ -36,6 +36,24 @@ Stage = Literal[
 CONTEXT_KEYS = ("torch", "cuda", "gcc", "python", "cmake", "cudnn", "numpy")
 
 
+class FixWhen(BaseModel):
+    """A fix that comes first when the log says which case it is (a GPU's name, a container, a
+    package): ``match`` is searched in the finding's evidence and the first error block."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    match: str = Field(description="linear-time regex over the evidence and first block")
+    fix: str
+
+    @field_validator("match")
+    @classmethod
+    def _linear(cls, value: str) -> str:
+        why = check_linear(value)
+        if why is not None:
+            raise ValueError(f"fix_when match {value!r} is not linear-time (RE2: {why})")
+        return value
+
+
 class Rule(BaseModel):
     """One known failure mode."""
 
@@ -57,6 +75,9 @@ class Rule(BaseModel):
     fix: str
     fix_env: dict[str, str] = Field(default_factory=dict)
     fix_packages: tuple[str, ...] = ()
+    fix_when: tuple[FixWhen, ...] = Field(
+        (), description="fixes put first when the log names their case (first match wins)"
+    )
     affected: str
     source: str = Field(description="public report URL, or owner/repo@tag:path")
     explains: tuple[str, ...] = Field(

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from torchsmith.doctor.blocks import BlockBuilder
 from torchsmith.doctor.classify import GENERIC_TRIGGERS, LineInfo, classify
 from torchsmith.doctor.components import component_names
+from torchsmith.doctor.fixwhen import fix_for
 from torchsmith.doctor.generic import diagnose_generic
 from torchsmith.doctor.linear import PatternSet, compile_linear
 from torchsmith.doctor.models import Diagnosis, ErrorBlock, Evidence, Finding, TypedError
@@ -105,9 +106,9 @@ def diagnose(
     error = read_block(builder.blocks[0]) if builder.blocks else None
     if error is not None and error.kind == "cmake":
         _record_joined(hits, matcher.match(error.message), builder.blocks[0], error.line)
-    findings = _rank(hits.values(), context or {}, scanner.lines)
     block = builder.blocks[0] if builder.blocks else None
     texts = [e.text for e in (*block.lines, *block.context)] if block else []
+    findings = _rank(hits.values(), context or {}, scanner.lines, texts)
     return Diagnosis(
         findings=_with_generic(findings, error, texts),
         first_error=builder.blocks[0] if builder.blocks else None,
@@ -197,10 +198,12 @@ def _record_joined(hits: dict[str, _Hits], rules: list[Rule], block: ErrorBlock,
             entry.evidence.append(Evidence(line=line, text=printed))
 
 
-def _rank(all_hits: Iterable[_Hits], context: Mapping[str, str], total: int) -> list[Finding]:
+def _rank(
+    all_hits: Iterable[_Hits], context: Mapping[str, str], total: int, block: list[str]
+) -> list[Finding]:
     hits = list(all_hits)
     scores = _explained({h.rule.id: _score(h, context, total) for h in hits}, hits)
-    findings = [_finding(h, context, scores[h.rule.id]) for h in hits]
+    findings = [_finding(h, context, scores[h.rule.id], block) for h in hits]
     return sorted(findings, key=lambda f: (-f.score, f.evidence[0].line))
 
 
@@ -224,9 +227,10 @@ def _explained(scores: dict[str, float], hits: list[_Hits]) -> dict[str, float]:
     return scores
 
 
-def _finding(hits: _Hits, context: Mapping[str, str], score: float) -> Finding:
+def _finding(hits: _Hits, context: Mapping[str, str], score: float, block: list[str]) -> Finding:
     return Finding.of(
         hits.rule,
+        fix=fix_for(hits.rule, [*(e.text for e in hits.evidence), *block]),
         evidence=tuple(hits.evidence),
         count=hits.count,
         in_first_error=0 in hits.blocks,
