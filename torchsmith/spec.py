@@ -19,6 +19,7 @@ from torchsmith.spec_sections import (
     CacheSpec,
     Companion,
     CompanionSource,
+    CompanionWithout,
     Engine,
     Features,
     Linkage,
@@ -42,6 +43,7 @@ __all__ = [
     "CacheSpec",
     "Companion",
     "CompanionSource",
+    "CompanionWithout",
     "Engine",
     "Features",
     "Linkage",
@@ -78,6 +80,12 @@ class BuildSpec(_Strict):
     companion_source: CompanionSource = Field(
         default_factory=CompanionSource,
         description="A companion's own source instead of Debian's source package.",
+    )
+    companion_without: CompanionWithout = Field(
+        default_factory=CompanionWithout,
+        description="Optional parts left out of a companion's build, by companion: "
+        "companion_without.torchaudio = ['rnnt', 'rir'] (--companion-without "
+        "torchaudio=rnnt,rir). Default: every part its release builds.",
     )
     against: str | None = Field(
         None,

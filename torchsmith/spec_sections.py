@@ -7,8 +7,9 @@ from __future__ import annotations
 import re
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
 
+from torchsmith.spec_companion_parts import check_parts
 from torchsmith.spec_text import DebianPackage, ImageRef, PipRequirement, no_control
 
 Linkage = Literal["dynamic", "static", "pip-deps"]
@@ -107,6 +108,31 @@ class CompanionSource(_Strict):
     def of(self, name: str) -> str | None:
         """The source given for companion ``name``, or None (the route of ``--source``)."""
         value: str | None = getattr(self, name, None)
+        return value
+
+
+class CompanionWithout(_Strict):
+    """Optional parts left out of a companion's build (slimmer library, shorter build): each
+    part switched off by the variable its release reads (torchaudio: rnnt = BUILD_RNNT, rir =
+    BUILD_RIR, align = BUILD_ALIGN; docs/companions.md). torchvision and torchtext have none."""
+
+    torchvision: tuple[str, ...] = Field((), description="torchvision's parts left out (none).")
+    torchaudio: tuple[str, ...] = Field(
+        (),
+        description="torchaudio's parts left out: 'rnnt' (RNN-T loss, BUILD_RNNT, 0.10-2.11), "
+        "'rir' (room impulse response simulation, BUILD_RIR, 2.0.1-2.9.1), 'align' (CTC "
+        "forced alignment, BUILD_ALIGN, 2.1-2.11).",
+    )
+    torchtext: tuple[str, ...] = Field((), description="torchtext's parts left out (none).")
+
+    @field_validator("torchvision", "torchaudio", "torchtext")
+    @classmethod
+    def _parts(cls, value: tuple[str, ...], info: ValidationInfo) -> tuple[str, ...]:
+        return check_parts(str(info.field_name), value)
+
+    def of(self, name: str) -> tuple[str, ...]:
+        """The parts left out of companion ``name`` (empty: all of it is built)."""
+        value: tuple[str, ...] = getattr(self, name, ())
         return value
 
 

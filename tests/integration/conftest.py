@@ -295,11 +295,12 @@ def _canary_scan(
 # puts it in a shared unit (modules whose second reuses what the first made, in file order).
 # Units are handed out heaviest first, so the workers end together: the weights are each module's
 # wall seconds in the clean-clone rehearsal at 479278f (docs/testing.md; test_companion_git since
-# then builds from the against test's compiler cache: ~50 s); unlisted modules follow in file
+# then builds from the against test's compiler cache: ~50 s; test_companion_cuda without RNN-T
+# and RIR: 253 s alone vs 347 s with them, so 323 x 253/347); unlisted modules follow in file
 # order. (xdist's own `--dist loadgroup` does not group under pytest 9, whose nodes no longer
 # read the `_nodeid` it rewrites; the scheduler below groups by these names instead.)
 MODULE_SECONDS = {
-    "test_build_in_container": 390, "test_container_build": 330, "test_companion_cuda": 323,
+    "test_build_in_container": 390, "test_container_build": 330, "test_companion_cuda": 235,
     "test_companion_against": 271, "test_companion_git": 50, "test_cache_shared": 197,
     "test_recipe_image": 193, "test_build_debian_partial": 177, "test_toolchain_pypi_cuda13": 64,
     "test_conda_channel": 50, "test_reliability_kill": 43, "test_readme_fresh_debian": 25,

@@ -19,6 +19,7 @@ from torchsmith.spec import (
     BaseRecipe,
     CacheKind,
     CompanionSource,
+    CompanionWithout,
     Engine,
     Features,
     Linking,
@@ -69,14 +70,7 @@ def _add_what(g: argparse._ArgumentGroup) -> None:
         help="build the --with companions against this torch (a wheel file, or the torch "
         "python:PATH imports) instead of building torch",
     )
-    g.add_argument(
-        "--companion-source",
-        dest="companion_source",
-        action="append",
-        metavar="NAME=SOURCE",
-        help="a companion's own source instead of Debian's: torchvision=path:DIR or "
-        "torchaudio=tarball:URL_OR_FILE[#sha256=HEX] (repeatable)",
-    )
+    _add_companion_parts(g)
     g.add_argument("--python", help="Python version to build for, e.g. 3.11")
     acc = g.add_mutually_exclusive_group()
     acc.add_argument("--cuda", help="CUDA version, e.g. 12.4")
@@ -108,6 +102,26 @@ def _add_what(g: argparse._ArgumentGroup) -> None:
         metavar="DIR",
         help="prefix of a system NCCL (with --enable system_nccl); a spec file's [nccl] table "
         "also takes include_dir and lib_dir",
+    )
+
+
+def _add_companion_parts(g: argparse._ArgumentGroup) -> None:
+    """A companion's own source, and the optional parts left out of its build."""
+    g.add_argument(
+        "--companion-source",
+        dest="companion_source",
+        action="append",
+        metavar="NAME=SOURCE",
+        help="a companion's own source instead of Debian's: torchvision=path:DIR or "
+        "torchaudio=tarball:URL_OR_FILE[#sha256=HEX] (repeatable)",
+    )
+    g.add_argument(
+        "--companion-without",
+        dest="companion_without",
+        action="append",
+        metavar="NAME=PARTS",
+        help="leave optional parts out of a companion's build: torchaudio=rnnt,rir "
+        "(parts: rnnt, rir, align; repeatable)",
     )
 
 
@@ -226,6 +240,32 @@ def _switches(args: argparse.Namespace, problems: list[Problem]) -> dict[str, An
             )
             continue
         values[f"companion_source.{name.strip()}"] = source.strip()
+    values.update(_without(args, problems))
+    return values
+
+
+def _without(args: argparse.Namespace, problems: list[Problem]) -> dict[str, tuple[str, ...]]:
+    """``--companion-without NAME=PARTS`` (repeatable; the parts of one NAME add up) as
+    ``companion_without.NAME`` keys; the parts are checked by the spec model, as the same key
+    of a file or variable is."""
+    values: dict[str, tuple[str, ...]] = {}
+    for item in getattr(args, "companion_without", None) or ():
+        name, sep, parts = (text.strip() for text in item.partition("="))
+        if not sep or name not in CompanionWithout.model_fields:
+            problems.append(
+                Problem(
+                    f"--companion-without {item!r} is not NAME=PARTS",
+                    "e.g. --companion-without torchaudio=rnnt,rir (NAME: torchvision, "
+                    "torchaudio or torchtext; PARTS comma-separated)",
+                )
+            )
+            continue
+        given = tuple(part.strip() for part in parts.split(","))
+        if is_blank(given):
+            problems.append(_empty_list_item("--companion-without", [item]))
+            continue
+        key = f"companion_without.{name}"
+        values[key] = (*values.get(key, ()), *given)
     return values
 
 

@@ -4,6 +4,7 @@ with its reason and source, and the distribution packages its build needs. Pure.
 from __future__ import annotations
 
 from torchsmith.plan_types import EnvValue, TorchFacts
+from torchsmith.planner.companion_without import without_env
 
 VISION = "pytorch/vision@v{v}:setup.py"
 AUDIO = "pytorch/audio@v{v}:tools/setup_helpers/extension.py"
@@ -134,10 +135,18 @@ def _visible_devices(arch_list: str | None) -> EnvValue:
 
 
 def companion_env(
-    name: str, version: str, facts: TorchFacts, jobs: int, arch_list: str | None = None
+    name: str,
+    version: str,
+    facts: TorchFacts,
+    jobs: int,
+    arch_list: str | None = None,
+    *,
+    without: tuple[str, ...] = (),
 ) -> list[EnvValue]:
     """Every variable of one companion's build, with its reason and source. ``arch_list``:
-    the plan's TORCH_CUDA_ARCH_LIST for a build of the companion's CUDA ops (None: CPU)."""
+    the plan's TORCH_CUDA_ARCH_LIST for a build of the companion's CUDA ops (None: CPU);
+    ``without``: the parts left out (companion_without, checked against the release by
+    :func:`torchsmith.planner.companion_without.parts_ok`)."""
     setup = (VISION if name == "torchvision" else "pytorch/audio@v{v}:setup.py").format(v=version)
     own_env = _vision_env if name == "torchvision" else _audio_env
     return [
@@ -153,6 +162,7 @@ def companion_env(
             f"so pip can never swap it ({setup})",
         ),
         *own_env(version, facts.version, arch_list),
+        *without_env(name, without),
         _visible_devices(arch_list),
         EnvValue(
             name="MAX_JOBS",

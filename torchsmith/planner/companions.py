@@ -16,6 +16,7 @@ from torchsmith.plan_model import CompanionPlan, Decision, SourcePlan
 from torchsmith.plan_types import CompanionBuild, CompanionBuildPlan, TorchFacts
 from torchsmith.planner.companion_env import companion_env, system_packages
 from torchsmith.planner.companion_source import route, source_fields
+from torchsmith.planner.companion_without import parts_ok
 from torchsmith.planner.context import Ctx, decide
 from torchsmith.planner.reproducible import companion_epoch
 
@@ -188,13 +189,13 @@ def _one_build(
     ctx: Ctx, comp: CompanionPlan, facts: TorchFacts, jobs: int, arch_list: str | None
 ) -> CompanionBuild:
     where = _where_from(ctx, comp)
-    why = where.pop("why")
+    why, without = where.pop("why"), ctx.spec.companion_without.of(comp.name)
     return CompanionBuild(
         name=comp.name,
         version=comp.version,
         **where,
         env=[
-            *companion_env(comp.name, comp.version, facts, jobs, arch_list),
+            *companion_env(comp.name, comp.version, facts, jobs, arch_list, without=without),
             companion_epoch(where.get("source", {}).get("kind"), ctx.release),
         ],
         system_packages=system_packages(comp.name, comp.version, ctx.host.os_id),
@@ -220,6 +221,8 @@ def _buildable(ctx: Ctx, comp: CompanionPlan, facts: TorchFacts) -> bool:
             "kernels are built too), or drop torchaudio",
             "companions",
         )
+        return False
+    if not parts_ok(ctx, comp.name, comp.version):
         return False
     if route(ctx, comp.name) != "debian":
         return True

@@ -207,8 +207,8 @@ def _install(ctx: Ctx) -> None:
 
 
 def _unasked_sources(ctx: Ctx) -> None:
-    """A companion source given for a companion the build does not ask for is refused, not
-    dropped (``--with auto`` asks for them all)."""
+    """A companion source (or a part left out, ``companion_without``) given for a companion
+    the build does not ask for is refused, not dropped (``--with auto`` asks for them all)."""
     asked = {c.split("=")[0] for c in ctx.spec.companions}
     given = [
         n for n in type(ctx.spec.companion_source).model_fields if ctx.spec.companion_source.of(n)
@@ -219,6 +219,15 @@ def _unasked_sources(ctx: Ctx) -> None:
             f"--companion-source for {', '.join(unasked)}, which this build does not build",
             f"add --with {','.join(unasked)}, or drop its --companion-source",
             "companion_source",
+        )
+    without = ctx.spec.companion_without
+    left_out = [n for n in type(without).model_fields if without.of(n)]
+    for name in [n for n in left_out if "auto" not in asked and n not in asked]:
+        ctx.problem(  # accepted would mean done: nothing of an unbuilt companion is left out
+            f"companion_without.{name} = {','.join(without.of(name))}, but this build does "
+            f"not build {name}",
+            f"add --with {name}, or drop --companion-without {name}=… (companion_without.{name})",
+            f"companion_without.{name}",
         )
 
 

@@ -30,7 +30,7 @@ def _parser() -> argparse.ArgumentParser:
 
 def test_every_top_level_key_has_a_flag() -> None:
     values, _ = cli_values(_parser().parse_args([]))
-    nested = {"features", "linking", "nccl", "cache", "companion_source"}
+    nested = {"features", "linking", "nccl", "cache", "companion_source", "companion_without"}
     assert set(BuildSpec.model_fields) - nested - FILE_ONLY <= set(values)
 
 
