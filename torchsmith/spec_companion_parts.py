@@ -35,6 +35,7 @@ class Part:
     first: str  # the first release whose build reads the switch
     last: str  # the last one read (a later release is refused until it is read too)
     source: str  # where the switch and the range were read
+    reader: str = AUDIO_SETUP  # the file of release {v} that reads the switch
 
 
 PARTS: tuple[Part, ...] = (
@@ -42,8 +43,8 @@ PARTS: tuple[Part, ...] = (
         "torchaudio",
         "rnnt",
         "BUILD_RNNT",
-        "the RNN-T loss (torchaudio.functional.rnnt_loss, transforms.RNNTLoss; 10 of "
-        "libtorchaudio's objects, 3 of them CUDA)",
+        "the RNN-T loss (torchaudio.functional.rnnt_loss, transforms.RNNTLoss; in 2.6.0 "
+        "rnnt/: 7 C++ and 3 CUDA sources)",
         "0.10.0",
         "2.11.0",
         f"{AUDIO_SETUP.format(v='2.6.0')} (_BUILD_RNNT), {AUDIO_CMAKE} (if(BUILD_RNNT)); "
@@ -55,7 +56,7 @@ PARTS: tuple[Part, ...] = (
         "rir",
         "BUILD_RIR",
         "room impulse response simulation (torchaudio.functional.simulate_rir_ism, "
-        "prototype ray_tracing; rir/rir.cpp, rir/ray_tracing.cpp)",
+        "prototype ray_tracing; in 2.6.0 rir/: 2 C++ sources)",
         "2.0.1",
         "2.9.1",
         f"{AUDIO_SETUP.format(v='2.6.0')} (_BUILD_RIR), {AUDIO_CMAKE} (if(BUILD_RIR)); "
@@ -66,8 +67,8 @@ PARTS: tuple[Part, ...] = (
         "torchaudio",
         "align",
         "BUILD_ALIGN",
-        "CTC forced alignment (torchaudio.functional.forced_align; forced_align/*, one CUDA "
-        "object)",
+        "CTC forced alignment (torchaudio.functional.forced_align; in 2.6.0 forced_align/: 2 "
+        "C++ and 1 CUDA source)",
         "2.1.0",
         "2.11.0",
         f"{AUDIO_SETUP.format(v='2.6.0')} (_BUILD_ALIGN), {AUDIO_CMAKE} (if(BUILD_ALIGN)); "

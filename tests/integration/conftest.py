@@ -296,7 +296,7 @@ def _canary_scan(
 # Units are handed out heaviest first, so the workers end together: the weights are each module's
 # wall seconds in the clean-clone rehearsal at 479278f (docs/testing.md; test_companion_git since
 # then builds from the against test's compiler cache: ~50 s; test_companion_cuda without RNN-T
-# and RIR: 253 s alone vs 347 s with them, so 323 x 253/347); unlisted modules follow in file
+# and RIR: 253-260 s alone vs 347 s with them, so 323 x 253/347); unlisted modules follow in file
 # order. (xdist's own `--dist loadgroup` does not group under pytest 9, whose nodes no longer
 # read the `_nodeid` it rewrites; the scheduler below groups by these names instead.)
 MODULE_SECONDS = {

@@ -23,8 +23,8 @@ files of 8 objects. Checked:
 One companion, the smaller one, without two of its parts (CI budget, issue 23: this module was
 967 s with two archs and a second build of both companions, then ~600 s with torchvision's CUDA
 ops too — its 49 objects, 6 .cu, took 473 s of compile alone —, then 560 s in CI with all of
-torchaudio; without RNN-T and RIR 253 s alone vs 347 s with them, back to back on the same
-warm test cache, 2026-11-27). Proven elsewhere, once
+torchaudio; without RNN-T and RIR 253 s and 260 s alone vs 347 s with them, back to back on
+the same warm test cache, 2026-11-27). Proven elsewhere, once
 (docs/testing.md): torchvision's build route (setup.py + torch.utils.cpp_extension's ninja,
 repair, smoke) on CPU by test_companion_against; a cpp_extension's nvcc route by
 test_toolchain_pypi_cuda13; the SASS of *several* archs, exactly the list, on a real .cu by

@@ -162,7 +162,7 @@ def companion_env(
             f"so pip can never swap it ({setup})",
         ),
         *own_env(version, facts.version, arch_list),
-        *without_env(name, without),
+        *without_env(name, version, without),
         _visible_devices(arch_list),
         EnvValue(
             name="MAX_JOBS",

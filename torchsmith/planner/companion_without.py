@@ -29,15 +29,32 @@ def parts_ok(ctx: Ctx, name: str, version: str) -> bool:
     return ok
 
 
-def without_env(name: str, parts: tuple[str, ...]) -> list[EnvValue]:
+def without_env(name: str, version: str, parts: tuple[str, ...]) -> list[EnvValue]:
     """The switch of each part left out, in the order of the companion's known parts."""
     return [
         EnvValue(
             name=p.switch,
             value="0",
-            reason=f"{p.what} left out of the build (companion_without.{name} = {p.name}; "
-            f"{p.source})",
+            reason=f"{p.what} left out of the build (companion_without.{name} = {p.name}): "
+            f"{name} {version} reads {p.switch} ({p.reader.format(v=version)}; so do "
+            f"{p.first} to {p.last}, sources in torchsmith/spec_companion_parts.py)",
         )
         for p in parts_of(name)
         if p.name in parts
     ]
+
+
+
+def unplanned(ctx: Ctx, planned: list[str]) -> None:
+    """Parts of a companion that ``--with auto`` did not plan (no release of it is paired with
+    this torch) are refused, not dropped: accepted means left out of a built companion."""
+    without = ctx.spec.companion_without
+    for name in [n for n in type(without).model_fields if without.of(n) and n not in planned]:
+        if any(c.split("=")[0] == name for c in ctx.spec.companions):
+            continue  # asked by name: its own refusal says why it is not planned
+        ctx.problem(
+            f"companion_without.{name} = {','.join(without.of(name))}, but --with auto plans no "
+            f"{name} for this torch (the knowledge base pairs none with it)",
+            f"drop --companion-without {name}=… (companion_without.{name})",
+            f"companion_without.{name}",
+        )

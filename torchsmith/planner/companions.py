@@ -16,7 +16,7 @@ from torchsmith.plan_model import CompanionPlan, Decision, SourcePlan
 from torchsmith.plan_types import CompanionBuild, CompanionBuildPlan, TorchFacts
 from torchsmith.planner.companion_env import companion_env, system_packages
 from torchsmith.planner.companion_source import route, source_fields
-from torchsmith.planner.companion_without import parts_ok
+from torchsmith.planner.companion_without import parts_ok, unplanned
 from torchsmith.planner.context import Ctx, decide
 from torchsmith.planner.reproducible import companion_epoch
 
@@ -267,6 +267,7 @@ def plan_companion_builds(
             "companions",
         )
         return None
+    unplanned(ctx, [c.name for c in companions])
     cuda_ok = _cuda_ok(ctx, facts)
     ok = [c for c in companions if _buildable(ctx, c, facts)]
     if not cuda_ok or len(ok) != len(companions) or not ok:

@@ -83,3 +83,13 @@ def test_a_part_of_a_companion_the_build_does_not_build_is_refused() -> None:
     text = _refusal(companions=("torchvision",), **{"companion_without.torchaudio": ("rnnt",)})
     assert "companion_without.torchaudio = rnnt, but this build does not build torchaudio" in text
     assert "add --with torchaudio, or drop --companion-without torchaudio=" in text
+
+
+def test_a_part_of_a_companion_with_auto_does_not_plan_is_refused() -> None:
+    host = HostFacts.model_validate_json(HOST.read_text())
+    cli = {"torch": "1.1.0", "companions": ("auto",), "accelerator": "cpu"}
+    spec = resolve_spec(cli={**cli, "companion_without.torchaudio": ("rnnt",)})
+    with pytest.raises(PlanError) as info:
+        resolve(spec, kb.load(), host)
+    text = info.value.render()  # torch 1.1.0 has no torchaudio (its first pins torch 1.2.0)
+    assert "--with auto plans no torchaudio for this torch" in text

@@ -112,3 +112,12 @@ def test_every_part_names_its_switch_its_releases_and_a_source() -> None:
     assert not has_switch(rir, "2.10.0") and not has_switch(rir, "2.0.0")
     assert not has_switch(rnnt, "0.9.0") and not has_switch(rnnt, "not-a-version")
     assert has_switch(rnnt, "2.6.0") and not has_switch(rnnt, "2.12.0")
+
+
+def test_the_recorded_request_gives_the_same_parts_to_a_rebuild(tmp_path: Path) -> None:
+    from torchsmith.rebuild.plan_check import request_of
+
+    resolved = _flags("--with", "torchaudio", "--companion-without", "torchaudio=rir,rnnt")
+    again = request_of({"request": resolved.recorded()}, tmp_path / "out")
+    assert again.spec.companion_without == resolved.spec.companion_without
+    assert again.origin("companion_without.torchaudio") == "cli"
