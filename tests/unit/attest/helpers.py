@@ -31,7 +31,9 @@ def make_wheel(where: Path, files: dict[str, bytes] = FILES) -> Path:
     wheel = where / "torch-2.6.0-cp311-cp311-manylinux_2_28_x86_64.whl"
     with zipfile.ZipFile(wheel, "w") as archive:
         for name, data in files.items():
-            archive.writestr(name, data)
+            # A fixed time: writestr(name) stamps the clock (2 s resolution), so two wheels
+            # made across a tick had other bytes, and the same-SBOM test flaked.
+            archive.writestr(zipfile.ZipInfo(name, date_time=(2025, 1, 27, 0, 0, 0)), data)
     return wheel
 
 
