@@ -36,8 +36,9 @@ FLOORS = {
     "blind16": 17,
     "blind17": 25,
     "blind18": 25,
+    "blind19": 25,
 }
-# rounds 1-10, 12 and 15-18 hold >= 40 logs; the fixed queries of rounds 11a/11b/13/14 gave 13,
+# rounds 1-10, 12 and 15-19 hold >= 40 logs; the fixed queries of rounds 11a/11b/13/14 gave 13,
 # 17, 37 and 33 (their READMEs say why)
 MIN_LOGS = {"blind11a": 13, "blind11b": 17, "blind13": 37, "blind14": 33}
 
@@ -99,6 +100,7 @@ def test_blind_threads_are_distinct_across_sets() -> None:
         ("blind16", "f84cb3d", 40, 13),
         ("blind17", "839d528", 40, 12),
         ("blind18", "4842e24", 40, 17),
+        ("blind19", "2592e75", 40, 19),
     ],
 )
 def test_logs_judged_right_at_their_freeze_keep_their_finding(
