@@ -53,6 +53,8 @@ GENERIC_TRIGGERS: tuple[bytes, ...] = (
     "没有那个文件".encode(),
     # the soft error words (round 18, see _SOFT): a log whose only error line says one of these
     b"nvalid",
+    b"BadZip",
+    b"MATCH THE HASHES",
     b"ncorrect",
     b"nable to",
     b"n't",
@@ -102,7 +104,10 @@ _REAL = re.compile(
     # a shell's missing command (not CMake's "-- Looking for x - not found"), apt's "E: ...",
     # a denied write, a Rust panic, a C assert(), macOS ld's missing -l library
     r": (?:command )?not found\s*$|^E: [A-Z]|Permission denied|\bpanicked at\b|"
-    r"\bAssertion\b[^\n]{0,300}? failed\b|library not found for -l"
+    r"\bAssertion\b[^\n]{0,300}? failed\b|library not found for -l|"
+    # an installer's platform miss and a corrupt download (round 19's poetry and torch-sparse)
+    r"Unable to find installation candidates|\bBadZipFile\b|has an invalid wheel|"
+    r"DO NOT MATCH THE HASHES"
 )
 # a warning that reports a failure to load native code (torchvision's image extension)
 _WARNED_FAILURE = re.compile(

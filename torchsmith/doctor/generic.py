@@ -19,6 +19,7 @@ from torchsmith.doctor.components import (
     by_symbol,
     mentioned,
 )
+from torchsmith.doctor.generic_messages import read_message
 from torchsmith.doctor.generic_parts import (
     command_failed,
     import_module,
@@ -61,6 +62,8 @@ def _enrich(fields: dict[str, Any], error: TypedError) -> dict[str, Any]:
 # classes whose message itself says what went wrong (an exception, a crash, an unknown line):
 # a sourced fact about that message (components.toml [[message]]) beats the class's default
 _FACT_KINDS = frozenset({"python", "other", "crash", "ninja", "pip"})
+# classes whose message's wording class says more than the class (generic_messages)
+_READ_KINDS = frozenset({"python", "other", "pip", "import-module"})
 
 
 def _class_fields(error: TypedError, block: Sequence[str] = ()) -> dict[str, Any]:
@@ -71,6 +74,9 @@ def _class_fields(error: TypedError, block: Sequence[str] = ()) -> dict[str, Any
         fact = next((f for f in map(by_message, block) if f is not None), None)
     if fact is not None:
         return _from_fact(fact)
+    read = read_message(error, block) if error.kind in _READ_KINDS else None
+    if read is not None:
+        return read
     fields: dict[str, Any] = _BY_KIND.get(error.kind, _other)(error)
     return fields
 

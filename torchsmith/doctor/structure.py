@@ -131,7 +131,8 @@ RECOGNISERS = (
         "pip",
         r"Could not find a version that satisfies|No matching distribution found|"
         r"ResolutionImpossible|dependency conflicts|Failed to build|is not a supported wheel|"
-        r"The conflict is caused by",
+        r"The conflict is caused by|Unable to find installation candidates|invalid wheel|"
+        r"BadZipFile|DO NOT MATCH THE HASHES",
         "pip",
     ),
     # a build script's subprocess failed (setup.py running cmake, ninja, a compiler): the tool's
