@@ -63,7 +63,7 @@ def _enrich(fields: dict[str, Any], error: TypedError) -> dict[str, Any]:
 # a sourced fact about that message (components.toml [[message]]) beats the class's default
 _FACT_KINDS = frozenset({"python", "other", "crash", "ninja", "pip"})
 # classes whose message's wording class says more than the class (generic_messages)
-_READ_KINDS = frozenset({"python", "other", "pip", "import-module"})
+_READ_KINDS = frozenset({"python", "other", "pip", "import-module", "import-symbol"})
 
 
 def _class_fields(error: TypedError, block: Sequence[str] = ()) -> dict[str, Any]:

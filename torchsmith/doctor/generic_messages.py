@@ -21,6 +21,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from torchsmith.doctor.components import PIP_NAMES
+from torchsmith.doctor.generic_installers import corrupt_wheel, no_candidates, no_distribution
 from torchsmith.doctor.linear import compile_linear
 from torchsmith.doctor.models import TypedError
 
@@ -136,6 +137,15 @@ _API_LIBS: dict[str, str] = {
     "huggingface_hub": "pin the huggingface_hub release the code was written for (newer ones "
     "removed cached_download) or update the code",
     "pytorch_lightning": "pin the pytorch_lightning release the code was written for",
+    "mmcv": "mmcv 2.0 moved Config, the runner and fileio to mmengine and renamed mmcv-full "
+    "to mmcv: pin mmcv-full 1.x (mmcv<2) for OpenMMLab 1.x code, or install mmengine and update "
+    "the imports",
+    "timm": "timm 0.9 moved timm.models.layers to timm.layers and renamed models: pin the timm "
+    "release the code was written for or update the imports",
+    "scipy": "SciPy removed deprecated names (scipy.misc.imread/imresize in 1.2-1.3): pin the "
+    "scipy release the code was written for or use imageio/Pillow",
+    "PIL": "Pillow 10 removed Image.ANTIALIAS and other deprecated constants (use "
+    "Image.LANCZOS / Image.Resampling): update the code or pin pillow<10",
     "typing_extensions": "upgrade typing-extensions (pip install -U typing-extensions)",
 }
 _LIB_TAGS = {"torch_geometric": ("pyg", "companions"), "torchtext": ("companions",)}
@@ -155,10 +165,13 @@ def read_message(e: TypedError, block: Sequence[str] = ()) -> dict[str, Any] | N
     """The finding's fields for the message's wording class, or None when none applies."""
     if e.kind == "import-module":
         return _moved_module(e)
+    if e.kind == "import-symbol":
+        return _torch_own_symbol(e.message)
     message = e.message
     for reader in (
-        _corrupt_wheel,
-        _no_candidates,
+        corrupt_wheel,
+        no_distribution,
+        no_candidates,
         _mps_dtype,
         _arch_parse,
         _not_compiled,
@@ -257,8 +270,8 @@ def _api_changed(e: TypedError, block: Sequence[str]) -> dict[str, Any] | None:
     top = module.split(".")[0]
     if top in _API_LIBS:
         library: str | None = top
-    elif e.file:
-        return None  # the raising frame says more (generic_parts.python_exception)
+    elif e.file or module:
+        return None  # another module's API, or the raising frame says more (python_exception)
     else:
         around = " ".join((e.message, *block[:12])).lower()
         library = next((lib for lib in _API_LIBS if lib in around), None)
@@ -276,62 +289,27 @@ def _api_changed(e: TypedError, block: Sequence[str]) -> dict[str, Any] | None:
     }
 
 
-_CORRUPT = compile_linear(
-    r"(?i)BadZipFile|not a zip file|invalid wheel|no item named '[^']*(?:WHEEL|RECORD|METADATA)|"
-    r"DO NOT MATCH THE HASHES|hash mismatch|hashes? (?:do|does) not match|CRC-32|"
-    r"unexpected end of (?:data|archive|file)|EOFError: Compressed file ended"
-)
+_TORCH_OWN = compile_linear(r"[/\\]torch[/\\](?:lib[/\\]|_C[.\\w-]*\.(?:so|pyd))")
 
 
-def _corrupt_wheel(message: str) -> dict[str, Any] | None:
-    if _CORRUPT.search(message) is None:
+def _torch_own_symbol(message: str) -> dict[str, Any] | None:
+    """torch's own library (``torch/lib/libtorch.so``, ``torch/_C...so``) lacks a symbol: two
+    torch builds are mixed (an old install under a new one, a source build next to a wheel)."""
+    if _TORCH_OWN.search(message) is None:
         return None
     return {
-        "category": "corrupt-file",
-        "tags": ("corrupt-file", "wheel", "pip", "download", "cache"),
-        "stage": "install",
-        "title": "a corrupt or truncated package file",
-        "cause": "The wheel or archive the installer read is incomplete or damaged (a cut-off "
-        "download, a stale cached copy, or a broken upload on the index).",
-        "fix": "clear the cache and download it again (pip cache purge / pip install "
-        "--no-cache-dir, uv cache clean, poetry cache clear --all, conda clean --all); if the "
-        "fresh download fails the same way the file on the index is broken: use another release "
-        "or wait for a re-upload.",
-        "source": "https://pip.pypa.io/en/stable/topics/caching/",
-    }
-
-
-_NO_CANDIDATES = compile_linear(
-    r"Unable to find installation candidates for ([\w.-]+)|"
-    r"wheel\(s\) were skipped as your project's environment does not support|"
-    r"has no wheels? (?:with a matching|for the current) (?:platform|Python)|"
-    r"doesn't have a source distribution or wheel for the current platform"
-)
-
-
-def _no_candidates(message: str) -> dict[str, Any] | None:
-    match = _NO_CANDIDATES.search(message)
-    if match is None:
-        return None
-    name = match.group(1) or "the package"
-    torch = name.lower() in ("torch", "torchvision", "torchaudio", "the package")
-    return {
-        "category": "pip",
-        "tags": ("wheel-tags-not-supported", "platform", "pip", "version-pin"),
-        "stage": "install",
-        "title": f"no wheel of {name} for this platform or Python",
-        "cause": f"The index has {name} releases, but none whose wheel tags (OS, CPU, Python "
-        "version, ABI) fit this environment.",
-        "fix": (
-            "torch publishes no macOS x86_64 (Intel Mac) wheels after 2.2.2 and each release "
-            "only for the Pythons it supports: on an Intel Mac pin torch<=2.2.2 (with its paired "
-            "companions) or use Linux/Apple silicon; otherwise use a supported Python"
-            if torch
-            else f"pick a {name} release with a wheel for this OS, CPU and Python (its PyPI "
-            "page's files), or a supported Python"
-        )
-        + "; poetry: widen the python constraint or add platform markers.",
-        "source": "https://github.com/pytorch/pytorch/issues/114602",
+        "category": "abi",
+        "tags": ("stale-build", "reinstall", "undefined-symbol", "torch"),
+        "stage": "import",
+        "title": "torch's own libraries come from two builds",
+        "cause": "A library inside the torch package lacks a symbol another of its libraries "
+        "needs: files of two torch builds are mixed (a newer torch installed over an older one, "
+        "a source build beside a wheel, or another torch earlier on sys.path / LD_LIBRARY_PATH).",
+        "fix": "uninstall torch until pip finds none (pip uninstall torch, repeatedly; conda "
+        "remove pytorch), delete any leftover site-packages/torch folder (and a source tree's "
+        "build/ with python setup.py clean), check LD_LIBRARY_PATH and PYTHONPATH for another "
+        "torch, then install one torch again.",
+        "source": "https://pytorch.org/get-started/locally/",
     }
 
 
@@ -341,7 +319,7 @@ def _moved_module(e: TypedError) -> dict[str, Any] | None:
     install."""
     module = e.module or ""
     top = module.split(".")[0]
-    if "." not in module or top not in _API_LIBS:
+    if "." not in module or top not in _API_LIBS or "._" in module:  # mmcv._ext: compiled
         return None
     return {
         "category": "api-removed",

@@ -137,6 +137,31 @@ GENERIC_CASES = [
         "wheel",
         "--no-cache-dir",
     ),
+    # pip: no release of a package built per torch/CUDA pair (round 19's kaolin, train data)
+    (
+        "pip install kaolin==0.13.0 -f https://nvidia-kaolin.s3.us-east-2.amazonaws.com/"
+        "torch-2.0.0_cu118.html\nERROR: No matching distribution found for kaolin==0.13.0",
+        "generic-pip",
+        "pip",
+        "version-pin",
+        "torch+CUDA pair",
+    ),
+    # torch's own library lacks a symbol: two torch builds mixed (round 19's onnx_torch symbol)
+    (
+        "ImportError: /usr/lib/python3/dist-packages/torch/lib/libtorch.so.1: undefined symbol: "
+        "_ZN10onnx_torch30_TensorProto_default_instance_E",
+        "generic-import-symbol",
+        "abi",
+        "stale-build",
+        "uninstall torch until pip finds none",
+    ),
+    (
+        "ImportError: cannot import name 'Config' from 'mmcv' (/x/site-packages/mmcv/__init__.py)",
+        "generic-python",
+        "api-removed",
+        "mmcv",
+        "mmengine",
+    ),
     (
         "zipfile.BadZipFile: File is not a zip file",
         "generic-pip",
@@ -171,6 +196,11 @@ def test_a_message_is_read_by_its_wording_class(
         # specific rules keep ranking above the wording classes
         ("AssertionError: Torch not compiled with CUDA enabled", "torch-not-compiled-with-cuda"),
         ("RuntimeError: Distributed package doesn't have NCCL built in", "nccl-not-built-in"),
+        # another module's attribute is not blamed on a library the log names elsewhere
+        ("torchvision 0.15\nAttributeError: module 'torch' has no attribute 'compiler'",
+         "generic-python"),
+        # a compiled submodule is not a moved API
+        ("ModuleNotFoundError: No module named 'mmcv._ext'", "generic-import-module"),
         # a native library asked for is not a pip package
         ('  File "/x/site-packages/torchaudio/_extension.py", line 73, in _init_ffmpeg\n'
          "ImportError: FFmpeg libraries are not found. Please install FFmpeg.", "generic-python"),
