@@ -147,4 +147,23 @@ PIP_NAMES = {  # import name -> PyPI project, where they differ (each project's 
     "typing_extensions": "typing-extensions",
     "pkg_resources": "setuptools",
     "distutils": "setuptools",
+    # the usual ML/tooling import names that differ from their PyPI projects (each PyPI page;
+    # added before the round 20 freeze)
+    "skimage": "scikit-image",
+    "bs4": "beautifulsoup4",
+    "attr": "attrs",
+    "dateutil": "python-dateutil",
+    "dotenv": "python-dotenv",
+    "fitz": "pymupdf",
+    "docx": "python-docx",
+    "OpenGL": "PyOpenGL",
+    "serial": "pyserial",
+    "jwt": "PyJWT",
+    "Crypto": "pycryptodome",
+    "faiss": "faiss-cpu",
+    "llama_cpp": "llama-cpp-python",
+    "pytorch_lightning": "pytorch-lightning",
+    "huggingface_hub": "huggingface-hub",
+    "torch_geometric": "torch-geometric",
+    "mpl_toolkits": "matplotlib",
 }

@@ -210,6 +210,15 @@ def test_specific_rules_rank_first(text: str, rule: str) -> None:
     assert top_rule(text) == rule
 
 
+@pytest.mark.parametrize(
+    ("module", "project"),
+    [("skimage", "scikit-image"), ("bs4", "beautifulsoup4"), ("cv2", "opencv-python")],
+)
+def test_an_import_name_is_installed_under_its_pypi_name(module: str, project: str) -> None:
+    top = diagnose([f"ModuleNotFoundError: No module named '{module}'"]).top
+    assert top is not None and f"pip install {project}" in top.fix
+
+
 def test_the_native_library_is_not_sent_to_pip() -> None:
     top = diagnose(["ImportError: FFmpeg libraries are not found. Please install FFmpeg."]).top
     assert top is not None and "pip install ffmpeg" not in top.fix.lower()
