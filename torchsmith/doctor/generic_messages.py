@@ -56,15 +56,23 @@ DISTRIBUTIONS: dict[str, tuple[str, tuple[str, ...]]] = {
     "spacy": ("spacy", ()),
     "timm": ("timm", ()),
 }
+# the message's own `pip install NAME` names the project outright (its first group)
+_PIP_HINT = compile_linear(r"pip3? install (?:-U |--upgrade |-q )*['\"`]?([A-Za-z][\w.\[\]-]*)")
 _NOT_INSTALLED = compile_linear(
-    r"(?i)\b([A-Za-z][\w.-]*) (?:is|was) not (?:installed|available)|"
+    r"(?i)\b([A-Za-z][\w.-]*) (?:package |library |module )?(?:is|was) not (?:installed|available)|"
     r"\b([A-Za-z][\w.-]*) (?:must|needs to|should) be installed|"
     r"requires? (?:the )?([A-Za-z][\w.-]*) (?:library|package|module)|"
-    r"please (?:pip )?install (?:the )?([A-Za-z][\w.-]*)"
+    r"please (?:pip )?install (?:the )?([A-Za-z][\w.-]*)|"
+    r"requires? ([A-Za-z][\w.-]*) to be installed|you need to install ([A-Za-z][\w.-]*)|"
+    r"\b([A-Za-z][\w.-]*) (?:package |library )?(?:is )?not found[.,;:]? (?:please )?install"
 )
 _NOT_NAMES = frozenset(  # pronouns, torch itself, and native libraries (components.toml's)
     {
         "it",
+        "are",
+        "were",
+        "libraries",
+        "files",
         "this",
         "that",
         "torch",
@@ -106,6 +114,12 @@ BACKENDS: dict[str, tuple[str, str]] = {
         "use an arm64 (Apple silicon) Python and torch >= 1.12 on macOS >= 12.3; an x86_64 "
         "Python under Rosetta has no MPS",
         "https://pytorch.org/docs/stable/notes/mps.html",
+    ),
+    "rocm": (
+        "install torch's ROCm build on Linux (pip install torch --index-url "
+        "https://download.pytorch.org/whl/rocm<X.Y>, matching the installed ROCm); a CUDA or "
+        "CPU wheel has no ROCm support",
+        "https://pytorch.org/get-started/locally/",
     ),
     "distributed": (
         "install a torch build with USE_DISTRIBUTED=1 (the Linux wheels; old macOS/Windows "
@@ -168,14 +182,17 @@ def read_message(e: TypedError, block: Sequence[str] = ()) -> dict[str, Any] | N
     if e.kind == "import-symbol":
         return _torch_own_symbol(e.message)
     message = e.message
+    installers = (corrupt_wheel, no_distribution, no_candidates)
     for reader in (
-        corrupt_wheel,
-        no_distribution,
-        no_candidates,
-        _mps_dtype,
-        _arch_parse,
-        _not_compiled,
-        _not_installed,
+        installers
+        if e.kind == "pip"
+        else (
+            *installers,
+            _mps_dtype,
+            _arch_parse,
+            _not_compiled,
+            _not_installed,
+        )
     ):
         fields = reader(message)
         if fields is not None:
@@ -188,10 +205,13 @@ def _not_installed(message: str) -> dict[str, Any] | None:
     if match is None:
         return None
     name = next(g for g in match.groups() if g).rstrip(".")
-    known = name.lower() in DISTRIBUTIONS or name in PIP_NAMES
+    hint = _PIP_HINT.search(message)
+    known = name.lower() in DISTRIBUTIONS or name in PIP_NAMES or hint is not None
     if name.lower() in _NOT_NAMES or (match.group(4) and not known):
         return None  # "Please install FFmpeg": a native library, not a Python package
     project, tags = DISTRIBUTIONS.get(name.lower(), (PIP_NAMES.get(name, name.lower()), ()))
+    if hint is not None and hint.group(1).lower() not in ("pip", "torch", "-r"):
+        project = hint.group(1)  # the message's own install command names the project
     return {
         "category": "python-deps",
         "tags": ("python-deps", project, *tags),

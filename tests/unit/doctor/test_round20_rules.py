@@ -219,6 +219,29 @@ def test_an_import_name_is_installed_under_its_pypi_name(module: str, project: s
     assert top is not None and f"pip install {project}" in top.fix
 
 
+@pytest.mark.parametrize(
+    ("line", "project"),
+    [
+        ("ImportError: einops is not installed. Please run `pip install einops`.", "einops"),
+        ("ImportError: This model requires decord to be installed", "decord"),
+        ("ModuleNotFoundError: You need to install sentencepiece", "sentencepiece"),
+        ("ImportError: The xformers package is not available, please pip install xformers",
+         "xformers"),
+        ("ImportError: tensorboardX not found. Please install it with pip install tensorboardX",
+         "tensorboardX"),
+    ],
+)  # fmt: skip
+def test_the_wordings_of_a_missing_package(line: str, project: str) -> None:
+    top = diagnose([line]).top
+    assert top is not None and top.category == "python-deps"
+    assert f"pip install {project}" in top.fix
+
+
+def test_rocm_is_a_backend() -> None:
+    top = diagnose(["RuntimeError: PyTorch was not compiled with ROCm"]).top
+    assert top is not None and "whl/rocm" in top.fix
+
+
 def test_the_native_library_is_not_sent_to_pip() -> None:
     top = diagnose(["ImportError: FFmpeg libraries are not found. Please install FFmpeg."]).top
     assert top is not None and "pip install ffmpeg" not in top.fix.lower()
