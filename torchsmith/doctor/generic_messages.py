@@ -180,7 +180,7 @@ def read_message(e: TypedError, block: Sequence[str] = ()) -> dict[str, Any] | N
     if e.kind == "import-module":
         return _moved_module(e)
     if e.kind == "import-symbol":
-        return _torch_own_symbol(e.message)
+        return _torch_own_symbol(e)
     message = e.message
     installers = (corrupt_wheel, no_distribution, no_candidates)
     for reader in (
@@ -309,14 +309,16 @@ def _api_changed(e: TypedError, block: Sequence[str]) -> dict[str, Any] | None:
     }
 
 
+_STD_SYMBOL = compile_linear(r"^(?:_ZNSt|_ZSt|_ZNKSt|std::)|GLIBCXX|CXXABI|__cxx11|cxx11")
 _TORCH_OWN = compile_linear(r"[/\\]torch[/\\](?:lib[/\\]|_C[.\\w-]*\.(?:so|pyd))")
 
 
-def _torch_own_symbol(message: str) -> dict[str, Any] | None:
+def _torch_own_symbol(e: TypedError) -> dict[str, Any] | None:
     """torch's own library (``torch/lib/libtorch.so``, ``torch/_C...so``) lacks a symbol: two
     torch builds are mixed (an old install under a new one, a source build next to a wheel)."""
-    if _TORCH_OWN.search(message) is None:
-        return None
+    symbol = e.symbol or ""
+    if _TORCH_OWN.search(e.message) is None or _STD_SYMBOL.search(symbol) is not None:
+        return None  # a C++ runtime symbol (std::, GLIBCXX): libstdc++, not torch's builds
     return {
         "category": "abi",
         "tags": ("stale-build", "reinstall", "undefined-symbol", "torch"),

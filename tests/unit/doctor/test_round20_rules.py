@@ -237,6 +237,16 @@ def test_the_wordings_of_a_missing_package(line: str, project: str) -> None:
     assert f"pip install {project}" in top.fix
 
 
+def test_a_cxx_runtime_symbol_in_torch_is_not_two_torch_builds() -> None:
+    top = diagnose(
+        [
+            "ImportError: /x/site-packages/torch/lib/libshm.so: undefined symbol: "
+            "_ZNSt12bad_weak_ptrD1Ev"
+        ]
+    ).top
+    assert top is not None and "stale-build" not in top.tags
+
+
 def test_rocm_is_a_backend() -> None:
     top = diagnose(["RuntimeError: PyTorch was not compiled with ROCm"]).top
     assert top is not None and "whl/rocm" in top.fix
