@@ -167,6 +167,11 @@ _API_CHANGED = compile_linear(
     r"has no attribute '(\w+)'|cannot import name '?(\w+)|"
     r"got an unexpected keyword argument '?(\w+)"
 )
+# an attribute missing on a builtin, None or a tensor is the calling code's data, not an API move
+_PLAIN_OBJECT = compile_linear(
+    r"'(?:NoneType|str|int|float|bool|list|dict|tuple|set|bytes|Tensor|ndarray|function|"
+    r"method|module)' object"
+)
 _MODULE_OF = compile_linear(r"module '([\w.]+)' has no|from '([\w.]+)'")
 _MPS_DTYPE = compile_linear(
     r"(?i)MPS[^\n]{0,80}(?:float64|double)|(?:float64|double)[^\n]{0,80}MPS|"
@@ -290,8 +295,8 @@ def _api_changed(e: TypedError, block: Sequence[str]) -> dict[str, Any] | None:
     top = module.split(".")[0]
     if top in _API_LIBS:
         library: str | None = top
-    elif e.file or module:
-        return None  # another module's API, or the raising frame says more (python_exception)
+    elif e.file or module or _PLAIN_OBJECT.search(e.message) is not None:
+        return None  # another module's API, the raising frame says more, or a data bug
     else:
         around = " ".join((e.message, *block[:12])).lower()
         library = next((lib for lib in _API_LIBS if lib in around), None)

@@ -199,6 +199,9 @@ def test_a_message_is_read_by_its_wording_class(
         # another module's attribute is not blamed on a library the log names elsewhere
         ("torchvision 0.15\nAttributeError: module 'torch' has no attribute 'compiler'",
          "generic-python"),
+        # a builtin's or None's attribute is the code's data, not a library the log names
+        ("torchtext 0.12\nAttributeError: 'NoneType' object has no attribute 'freqs'",
+         "generic-python"),
         # a compiled submodule is not a moved API
         ("ModuleNotFoundError: No module named 'mmcv._ext'", "generic-import-module"),
         # a native library asked for is not a pip package
@@ -208,6 +211,8 @@ def test_a_message_is_read_by_its_wording_class(
 )  # fmt: skip
 def test_specific_rules_rank_first(text: str, rule: str) -> None:
     assert top_rule(text) == rule
+    top = diagnose(text.split("\n")).top
+    assert top is not None and (top.generic is False or "api-removed" not in top.tags)
 
 
 @pytest.mark.parametrize(
