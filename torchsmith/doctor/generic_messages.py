@@ -127,6 +127,7 @@ BACKENDS: dict[str, tuple[str, str]] = {
         "https://pytorch.org/docs/stable/distributed.html",
     ),
 }
+_SUBJECT = compile_linear(r"([\w.-]+) (?:was |is )?not (?:compiled|built) with")
 _NOT_COMPILED = compile_linear(
     r"(?i)not (?:compiled|built) with (\w+)|compiled without (\w+)|"
     r"(\w+) (?:support )?(?:is )?not (?:compiled|built) in"
@@ -236,15 +237,28 @@ def _not_compiled(message: str) -> dict[str, Any] | None:
     if match is None:
         return None
     backend = next(g for g in match.groups() if g).lower()
+    backend = {"gpu": "cuda", "hip": "rocm", "nccl": "distributed"}.get(backend, backend)
     fix, source = BACKENDS.get(
         backend, (f"install or build the torch variant with {backend} enabled", "")
     )
+    subject = _SUBJECT.search(message)
+    package = subject.group(1) if subject is not None else "torch"
+    if package.lower() not in ("torch", "pytorch", "it", "was", "is"):
+        # an extension or companion built without the backend (torch_scatter, detectron2, apex)
+        fix = (
+            f"{package} itself was built without {backend}: install its build for the "
+            f"installed torch and {backend} (a wheel made for this torch+CUDA pair, e.g. PyG's "
+            "https://data.pyg.org/whl/torch-<version>+<cuXXX>.html), or rebuild it from source "
+            "with the toolkit visible (CUDA_HOME set; FORCE_CUDA=1 where no GPU is visible at "
+            "build time, as in docker build) after checking torch.cuda.is_available()"
+        )
+        source = "https://pytorch.org/docs/stable/cpp_extension.html"
     return {
         "category": "feature-off",
         "tags": ("cpu-build", "feature-off", backend),
         "stage": "runtime",
-        "title": f"torch built without {backend}",
-        "cause": f"The installed torch was built without {backend} support, which the code "
+        "title": f"{package} built without {backend}",
+        "cause": f"The installed {package} was built without {backend} support, which the code "
         "asks for.",
         "fix": fix + "; or run the code on a device the installed build has (--device cpu).",
         "source": source or "https://pytorch.org/get-started/locally/",

@@ -252,6 +252,12 @@ def test_a_cxx_runtime_symbol_in_torch_is_not_two_torch_builds() -> None:
     assert top is not None and "stale-build" not in top.tags
 
 
+def test_an_extension_built_without_the_backend_is_named() -> None:
+    top = diagnose(["RuntimeError: torch_scatter was not compiled with GPU support"]).top
+    assert top is not None and top.category == "feature-off"
+    assert top.fix.startswith("torch_scatter itself was built without cuda")
+
+
 def test_rocm_is_a_backend() -> None:
     top = diagnose(["RuntimeError: PyTorch was not compiled with ROCm"]).top
     assert top is not None and "whl/rocm" in top.fix
