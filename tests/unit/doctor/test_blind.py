@@ -37,8 +37,9 @@ FLOORS = {
     "blind17": 25,
     "blind18": 25,
     "blind19": 25,
+    "blind20": 22,
 }
-# rounds 1-10, 12 and 15-19 hold >= 40 logs; the fixed queries of rounds 11a/11b/13/14 gave 13,
+# rounds 1-10, 12 and 15-20 hold >= 40 logs; the fixed queries of rounds 11a/11b/13/14 gave 13,
 # 17, 37 and 33 (their READMEs say why)
 MIN_LOGS = {"blind11a": 13, "blind11b": 17, "blind13": 37, "blind14": 33}
 
@@ -101,6 +102,7 @@ def test_blind_threads_are_distinct_across_sets() -> None:
         ("blind17", "839d528", 40, 12),
         ("blind18", "4842e24", 40, 17),
         ("blind19", "2592e75", 40, 19),
+        ("blind20", "ba01f32", 40, 11),
     ],
 )
 def test_logs_judged_right_at_their_freeze_keep_their_finding(
