@@ -316,14 +316,25 @@ def _api_changed(e: TypedError, block: Sequence[str]) -> dict[str, Any] | None:
         library = next((lib for lib in _API_LIBS if lib in around), None)
     if library is None:
         return None
+    return _api_removed(
+        library,
+        "runtime",
+        f"{library}'s API changed: {name}",
+        f"The code uses {name} from {library}'s API of another release than the one "
+        "installed (renamed, moved or removed between releases).",
+        _API_LIBS[library] + ".",
+    )
+
+
+def _api_removed(library: str, stage: str, title: str, cause: str, fix: str) -> dict[str, Any]:
+    """The finding of code written for another release of ``library`` (its release history)."""
     return {
         "category": "api-removed",
         "tags": ("api-removed", "version-pin", library, *_LIB_TAGS.get(library, ())),
-        "stage": "runtime",
-        "title": f"{library}'s API changed: {name}",
-        "cause": f"The code uses {name} from {library}'s API of another release than the one "
-        "installed (renamed, moved or removed between releases).",
-        "fix": _API_LIBS[library] + ".",
+        "stage": stage,
+        "title": title,
+        "cause": cause,
+        "fix": fix,
         "source": f"https://pypi.org/project/{library.replace('_', '-')}/#history",
     }
 
@@ -362,14 +373,12 @@ def _moved_module(e: TypedError) -> dict[str, Any] | None:
     top = module.split(".")[0]
     if "." not in module or top not in _API_LIBS or "._" in module:  # mmcv._ext: compiled
         return None
-    return {
-        "category": "api-removed",
-        "tags": ("api-removed", "version-pin", top, *_LIB_TAGS.get(top, ())),
-        "stage": "import",
-        "title": f"{module} is not in the installed {top}",
-        "cause": f"{top} is installed but has no submodule {module}: the code was written for "
+    return _api_removed(
+        top,
+        "import",
+        f"{module} is not in the installed {top}",
+        f"{top} is installed but has no submodule {module}: the code was written for "
         f"another {top} release (modules are moved, renamed and removed between releases).",
-        "fix": _API_LIBS[top] + "; `pip show " + top.replace("_", "-") + "` prints the installed "
+        _API_LIBS[top] + "; `pip show " + top.replace("_", "-") + "` prints the installed "
         "release (if it is not installed at all, install the release the code names).",
-        "source": f"https://pypi.org/project/{top.replace('_', '-')}/#history",
-    }
+    )
