@@ -48,9 +48,12 @@ def without_env(name: str, version: str, parts: tuple[str, ...]) -> list[EnvValu
 def unplanned(ctx: Ctx, planned: list[str]) -> None:
     """Parts of a companion that ``--with auto`` did not plan (no release of it is paired with
     this torch) are refused, not dropped: accepted means left out of a built companion."""
+    asked = {c.split("=")[0] for c in ctx.spec.companions}
+    if "auto" not in asked:
+        return  # not asked at all: planner/support.py's refusal says so
     without = ctx.spec.companion_without
     for name in [n for n in type(without).model_fields if without.of(n) and n not in planned]:
-        if any(c.split("=")[0] == name for c in ctx.spec.companions):
+        if name in asked:
             continue  # asked by name: its own refusal says why it is not planned
         ctx.problem(
             f"companion_without.{name} = {','.join(without.of(name))}, but --with auto plans no "

@@ -93,3 +93,10 @@ def test_a_part_of_a_companion_with_auto_does_not_plan_is_refused() -> None:
         resolve(spec, kb.load(), host)
     text = info.value.render()  # torch 1.1.0 has no torchaudio (its first pins torch 1.2.0)
     assert "--with auto plans no torchaudio for this torch" in text
+
+
+def test_a_build_without_auto_is_never_told_that_auto_planned_nothing() -> None:
+    """--with torchvision and a torchaudio part: one refusal, the real cause (seen by hand:
+    a second one blamed --with auto, which was not asked)."""
+    text = _refusal(companions=("torchvision",), **{"companion_without.torchaudio": ("rnnt",)})
+    assert "--with auto" not in text and text.count("companion_without.torchaudio = rnnt") == 1
