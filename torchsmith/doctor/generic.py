@@ -66,7 +66,8 @@ _FACT_KINDS = frozenset({"python", "other", "crash", "ninja", "pip"})
 _READ_KINDS = frozenset({"python", "other", "pip", "import-module", "import-symbol"})
 
 
-def _class_fields(error: TypedError, block: Sequence[str] = ()) -> dict[str, Any]:
+def _informed(error: TypedError, block: Sequence[str] = ()) -> dict[str, Any] | None:
+    """What a sourced message fact or the message's wording class says, if either knows it."""
     fact = by_message(error.message) if error.kind in _FACT_KINDS else None
     if fact is None and error.kind == "other":
         # an unrecognised first line (a report's heading, a wrapper's prefix): a known message
@@ -74,9 +75,19 @@ def _class_fields(error: TypedError, block: Sequence[str] = ()) -> dict[str, Any
         fact = next((f for f in map(by_message, block) if f is not None), None)
     if fact is not None:
         return _from_fact(fact)
-    read = read_message(error, block) if error.kind in _READ_KINDS else None
-    if read is not None:
-        return read
+    return read_message(error, block) if error.kind in _READ_KINDS else None
+
+
+def knows_message(error: TypedError, block: Sequence[str] = ()) -> bool:
+    """Whether the generic diagnosis says more than the error's class: a message fact or the
+    wording class knows it."""
+    return _informed(error, block) is not None
+
+
+def _class_fields(error: TypedError, block: Sequence[str] = ()) -> dict[str, Any]:
+    informed = _informed(error, block)
+    if informed is not None:
+        return informed
     fields: dict[str, Any] = _BY_KIND.get(error.kind, _other)(error)
     return fields
 

@@ -103,6 +103,11 @@ class Finding(_Frozen):
     generic: bool = Field(
         False, description="the generic diagnosis of the error's class, not a specific rule"
     )
+    similar_case: str | None = Field(
+        None,
+        description="set when no rule matched and this is the rule of the known case most like "
+        "the log (a generic finding): the case's public source and how alike the two are",
+    )
 
     @classmethod
     def of(cls, rule: Rule, **kwargs: object) -> Finding:

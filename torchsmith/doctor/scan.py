@@ -23,10 +23,11 @@ from torchsmith.doctor.blocks import BlockBuilder
 from torchsmith.doctor.classify import GENERIC_TRIGGERS, LineInfo, classify
 from torchsmith.doctor.components import component_names
 from torchsmith.doctor.fixwhen import fix_for
-from torchsmith.doctor.generic import diagnose_generic
+from torchsmith.doctor.generic import diagnose_generic, knows_message
 from torchsmith.doctor.linear import PatternSet, compile_linear
 from torchsmith.doctor.models import Diagnosis, ErrorBlock, Evidence, Finding, TypedError
 from torchsmith.doctor.ruledb import Rule, literal_runs, load_rules, needle
+from torchsmith.doctor.similar import nearest_case, similar_finding
 from torchsmith.doctor.stream import Candidate, Scanner, chunks_of
 from torchsmith.doctor.structure import normalise, read_block, wrapped
 
@@ -154,6 +155,10 @@ def _with_generic(
         return tuple(findings)
     score = min((f.score for f in findings), default=2.0) - 1.0
     generic = diagnose_generic(error, block).model_copy(update={"score": round(score, 2)})
+    known = findings or knows_message(error, block)
+    like = None if known else nearest_case(error.kind, [error.message, *block])
+    if like is not None:
+        return (similar_finding(like, error, block, score + 0.5), generic)
     return (*(_with_components(f, error, generic) for f in findings), generic)
 
 
