@@ -168,7 +168,8 @@ def classify(text: str) -> LineInfo:
     if text.lstrip().startswith("FAILED: "):
         failed = _FAILED.match(text)
         return LineInfo("failed", failed.group("target") if failed else None, "ninja")
-    if "arning" in text and "error" not in text and not _WARNED_FAILURE.search(text):
+    warned = "Warning" in text or "warning" in text  # not "Learning", "earning"
+    if warned and "error" not in text and not _WARNED_FAILURE.search(text):
         soft = _SOFT_WARNING.search(text) is not None
         return LineInfo("soft", None, "python") if soft else LineInfo("other")
     if _STATUS.match(text) or _COMMAND.match(text) or _BOOKKEEPING.match(text):
