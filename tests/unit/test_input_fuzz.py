@@ -137,6 +137,10 @@ FOUND: dict[str, tuple[str, int, int]] = {
     # test_random_manifests_through_report_and_doctor: doctor's usage error had no hint
     "not-a-table": ("null", 2, 2),
     "workspace-a-list": ('{"stages": {}, "workspace": ["x"]}', 2, 21),
+    # 2026-11-28, a local run: plan.torch not a table was AttributeError in report, exit 70
+    "plan-torch-a-bool": ('{"stages": null, "plan": {"torch": true}}', 0, 21),
+    "plan-a-list": ('{"stages": null, "plan": [1]}', 2, 21),
+    "targets-not-names": ('{"stages": null, "targets": [1, "x", null]}', 0, 21),
 }
 
 

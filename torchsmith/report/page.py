@@ -52,14 +52,29 @@ def _compiled(data: ReportData) -> int:
     return sum(1 for e in data.inputs.edges if edge_group(e) in ("compile", "cuda"))
 
 
+def _field(manifest: Any, *keys: str) -> object:
+    """The value under ``keys``, or "?" where the manifest has another shape (a hand-edited or
+    foreign file: the report shows what it can)."""
+    for key in keys:
+        if not isinstance(manifest, dict) or key not in manifest:
+            return "?"
+        manifest = manifest[key]
+    return manifest
+
+
+def _targets(manifest: dict[str, Any]) -> str:
+    targets = manifest.get("targets")
+    names = [t for t in targets if isinstance(t, str)] if isinstance(targets, list) else []
+    return ", ".join(names) or "all"
+
+
 def _summary(data: ReportData) -> str:
     manifest = data.inputs.manifest or {}
-    plan = manifest.get("plan") or {}
     use = data.utilisation
     rows: list[tuple[str, object]] = [
-        ("torch", (plan.get("torch") or {}).get("value", "?")),
+        ("torch", _field(manifest, "plan", "torch", "value")),
         ("plan", manifest.get("plan_hash", "?")),
-        ("targets", ", ".join(manifest.get("targets") or []) or "all"),
+        ("targets", _targets(manifest)),
         ("total of this run (manifest)", f"{manifest.get('total_seconds', '?')} s"),
         ("stages of every run of the workspace", _stages_total(manifest)),
         ("ninja runs in the log", _runs(data)),
