@@ -4,7 +4,8 @@
     python scripts/eval_doctor_cases.py [--first 12] [--last 20] [--json OUT] [-v]
 
 For each round N (its folder ``tests/fixtures/doctor/blindN`` with ``outcomes.csv``, the top
-finding at N's freeze and whether it hit the label), the cases are only those known at N's freeze:
+finding at N's freeze — its column ``got_at_<commit>`` names the frozen commit — and whether it
+hit the label), the cases are only those known at N's freeze:
 the rule fixtures in the frozen commit (``git show``), the grading set and the rounds before N.
 A log whose top finding at the freeze was a generic diagnosis or nothing, and
 whose error today's reader classes as one of :data:`WEAK_KINDS` with no message fact or wording
@@ -33,7 +34,6 @@ from torchsmith.doctor.similar import WEAK_KINDS, CaseBase, terms
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "tests" / "fixtures" / "doctor"
-FROZEN_RE = re.compile(r"rules frozen at `([0-9a-f]{7,})`")
 
 
 def _git(*args: str) -> str:
@@ -80,10 +80,9 @@ def _hits(rule: str, expected: str, meta: dict[str, tuple[str, ...]]) -> bool:
 
 def replay(round_no: int, meta: dict[str, tuple[str, ...]], verbose: bool) -> Counter[str]:
     folder = FIXTURES / f"blind{round_no}"
-    frozen = FROZEN_RE.findall((folder / "README.md").read_text(encoding="utf-8"))[0]
-    base = CaseBase(cases_at(frozen, round_no, set(meta)))
     rows = list(csv.DictReader((folder / "outcomes.csv").read_text(encoding="utf-8").splitlines()))
     got_column = next(k for k in rows[0] if k.startswith("got"))
+    base = CaseBase(cases_at(got_column.removeprefix("got_at_"), round_no, set(meta)))
     counts: Counter[str] = Counter()
     for row in rows:
         before = row["label_hit"] == "yes"

@@ -39,10 +39,11 @@ FLOORS = {
     "blind19": 25,
     "blind20": 22,
     "blind21": 19,
+    "blind22": 21,
 }
 # rounds 1-10, 12 and 15-20 hold >= 40 logs; the fixed queries of rounds 11a/11b/13/14 gave 13,
 # 17, 37 and 33 (their READMEs say why)
-MIN_LOGS = {"blind11a": 13, "blind11b": 17, "blind13": 37, "blind14": 33, "blind21": 31}
+MIN_LOGS = {"blind11a": 13, "blind11b": 17, "blind13": 37, "blind14": 33, "blind21": 31, "blind22": 36}
 
 
 def _grader() -> ModuleType:
@@ -105,6 +106,7 @@ def test_blind_threads_are_distinct_across_sets() -> None:
         ("blind19", "2592e75", 40, 19),
         ("blind20", "ba01f32", 40, 11),
         ("blind21", "4050186", 31, 11),
+        ("blind22", "b384b5b", 36, 13),
     ],
 )
 def test_logs_judged_right_at_their_freeze_keep_their_finding(
