@@ -15,7 +15,11 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 TORCH_PREFIXES = ("_ZN3c10", "_ZNK3c10", "_ZN2at", "_ZNK2at", "_ZN5torch", "_ZNK5torch")
-_TORCH_NAME = re.compile(rb"(?<![^\x00])_ZNK?(?:3c10|2at|5torch)[^\x00]{0,4096}")
+# a name of torch's own, at the table's start or after the NUL that ends the name before it; the
+# literal NUL lets the regex engine jump between candidates instead of trying every byte (a
+# lookbehind did: 0.35 s on a 64 MiB table without NULs, now 0.05 s)
+_TORCH_NAME = re.compile(rb"_ZNK?(?:3c10|2at|5torch)[^\x00]{0,4096}")
+_AFTER_NUL = re.compile(rb"\x00(_ZNK?(?:3c10|2at|5torch)[^\x00]{0,4096})")
 OLD_STRING = re.compile(r"Ss(?![a-z])")
 """``std::string`` of the old ABI inside a mangled name ('RKSs': const std::string&); an
 identifier holding 'Ss' is followed by a lower-case letter."""
@@ -59,7 +63,9 @@ def marks_of_names(names: Iterable[str]) -> AbiMarks:
 def marks_of_strtab(strtab: bytes) -> AbiMarks:
     """The same, over every name of a raw ELF string table (``.dynstr``): torch's names are
     found with one regex scan instead of a walk over 200,000 symbol entries."""
-    return marks_of_names(m.decode(errors="replace") for m in _TORCH_NAME.findall(strtab))
+    first = _TORCH_NAME.match(strtab)
+    names = ([first.group()] if first else []) + _AFTER_NUL.findall(strtab)
+    return marks_of_names(m.decode(errors="replace") for m in names)
 
 
 def symbols_verdict(marks: AbiMarks) -> bool | None:

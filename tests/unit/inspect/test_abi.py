@@ -53,6 +53,13 @@ def test_string_table_scan_finds_names_at_the_start_only() -> None:
     assert (marks.new, marks.old) == (1, 1)
 
 
+def test_a_name_at_offset_zero_counts_and_neighbours_are_not_merged() -> None:
+    """A table whose first byte is not the ELF's leading NUL still has a first name; two torch
+    names in a row are two names."""
+    marks = marks_of_strtab(b"_ZN3c103fooERKSs\0_ZN3c103barERKSs\0_ZN5torch1xERKSs")
+    assert (marks.new, marks.old) == (0, 3)
+
+
 def test_the_cmake_flag_of_each_release() -> None:
     assert cmake_abi(_cmake("torch-2.6.0-cu124")) is False
     assert cmake_abi(_cmake("torch-2.14.1-cu130")) is None  # no line: the symbols decide
