@@ -12,8 +12,10 @@ from torchsmith.doctor.linear import compile_linear
 # Strings at least one of which every interesting line holds (searched in raw bytes).
 GENERIC_TRIGGERS: tuple[bytes, ...] = (
     b"rror",
+    b"ERROR",  # pip's bare 'ERROR: Failed building wheel for x' (round 22's mamba#742)
     b"FAIL",
     b"failed",
+    b"Failed",
     b"atal",
     b"Killed",
     b"ould",
@@ -70,6 +72,10 @@ GENERIC_TRIGGERS: tuple[bytes, ...] = (
     b"timed out",
     b"onnection refused",
     b"onnection reset",
+    # after round 22 (rounds 21-22's error logs without a finding, train data)
+    b"ncompatible",
+    b"not linked with",
+    b"out of resource",
 )
 
 _NOISE = re.compile(
@@ -94,6 +100,9 @@ _REAL = re.compile(
     r"invoked oom-killer|^\s*Killed\s*$|"
     # a Python exception class (ProcessRaisedException:), zsh's SIGILL, Windows' access violation
     r"\b\w*Exception\b(?=:)|illegal hardware instruction|0xC0000005|"
+    # a raised exception's last line under its module's path, a class not named *Error
+    # (round 22's 'triton.runtime.errors.OutOfResources: out of resource: shared memory')
+    r"^(?:[a-z_]\w*\.){2,}[A-Z]\w*: |"
     # an import error quoted without its exception class
     r"No module named|"
     # error lines without 'error' or 'Class:' (round 12): a lower-case strerror, a bare
@@ -124,7 +133,7 @@ _SOFT = compile_linear(
     r"not found|unknown (?:flag|option|argument|command)|unrecognized (?:option|argument)|"
     r"not (?:yet )?supported|no longer supported|unsupported|incorrect|invalid|illegal|"
     r"denied|killed|aborted|timed out|connection (?:refused|reset)|not available|unavailable|"
-    r"is too old|not compiled with)\b"
+    r"is too old|not compiled with|incompatible|is not linked with|out of resources?)\b"
 )
 _NOT_SOFT = compile_linear(
     r"^(?:\s\s|\t)|^\s*(?:-- |\[cmake\] -- |Requirement already|Collecting |Downloading |"
