@@ -218,8 +218,9 @@ DIAGNOSED = 20  # doctor: a known cause found and printed (README, exit codes), 
 
 
 def check_outcome(code: int | None, err: str, what: object) -> None:
-    """No traceback, no internal error (70), and every error says what to do."""
-    assert "Traceback" not in err, (what, err)
+    """No traceback, no internal error (70), and every error says what to do. A traceback is
+    Python's header line: the word alone may be the user's own input echoed in a clear error."""
+    assert "Traceback (most recent call last)" not in err, (what, err)
     assert code != InternalError.exit_code, (what, err)
     if code not in {None, 0, 2, DIAGNOSED}:  # 2 also covers argparse's own usage errors
         assert "→" in err, (what, code, err)
@@ -417,3 +418,13 @@ def test_an_input_the_fuzzer_found(
     err = capsys.readouterr().err
     assert words in err and "→" in err
     check_outcome(code, err, argv)
+
+
+def test_an_echoed_word_traceback_is_not_a_traceback(capsys: pytest.CaptureFixture[str]) -> None:
+    """2026-11-28, a local run: `kb cuda Traceback` got the right, clear refusal, and the oracle
+    took the echoed word for a Python traceback."""
+    code = main(["kb", "cuda", "Traceback"])
+    err = capsys.readouterr().err
+    assert code != 0 and "CUDA 'Traceback' is not a CUDA release" in err and "→" in err
+    check_outcome(code, err, ["kb", "cuda", "Traceback"])
+
