@@ -41,6 +41,7 @@ FLOORS = {
     "blind21": 19,
     "blind22": 21,
     "blind23": 29,
+    "blind24": 27,
 }
 # rounds 1-10, 12 and 15-20 hold >= 40 logs; the fixed queries of rounds 11a/11b/13/14/21/22 gave
 # 13, 17, 37, 33, 31 and 36 (their READMEs say why)
@@ -116,6 +117,7 @@ def test_blind_threads_are_distinct_across_sets() -> None:
         ("blind21", "4050186", 31, 11),
         ("blind22", "b384b5b", 36, 13),
         ("blind23", "f948f3e", 40, 16),
+        ("blind24", "7b199e0", 40, 20),
     ],
 )
 def test_logs_judged_right_at_their_freeze_keep_their_finding(
