@@ -76,6 +76,7 @@ GENERIC_TRIGGERS: tuple[bytes, ...] = (
     b"ncompatible",
     b"not linked with",
     b"out of resource",
+    b"with signal",  # a launcher's 'Command exited with signal: Some(4)' (round 24, train data)
 )
 
 _NOISE = re.compile(
@@ -133,7 +134,8 @@ _SOFT = compile_linear(
     r"not found|unknown (?:flag|option|argument|command)|unrecognized (?:option|argument)|"
     r"not (?:yet )?supported|no longer supported|unsupported|incorrect|invalid|illegal|"
     r"denied|killed|aborted|timed out|connection (?:refused|reset)|not available|unavailable|"
-    r"is too old|not compiled with|incompatible|is not linked with|out of resources?)\b"
+    r"is too old|not compiled with|incompatible|is not linked with|out of resources?|"
+    r"exited with signal)\b"
 )
 _NOT_SOFT = compile_linear(
     r"^(?:\s\s|\t)|^\s*(?:-- |\[cmake\] -- |Requirement already|Collecting |Downloading |"
