@@ -42,9 +42,10 @@ FLOORS = {
     "blind22": 21,
     "blind23": 29,
     "blind24": 27,
+    "blind25": 12,
 }
-# rounds 1-10, 12 and 15-20 hold >= 40 logs; the fixed queries of rounds 11a/11b/13/14/21/22 gave
-# 13, 17, 37, 33, 31 and 36 (their READMEs say why)
+# rounds 1-10, 12, 15-20, 23 and 24 hold >= 40 logs; the fixed queries of rounds
+# 11a/11b/13/14/21/22/25 gave 13, 17, 37, 33, 31, 36 and 32 (their READMEs say why)
 MIN_LOGS = {
     "blind11a": 13,
     "blind11b": 17,
@@ -52,6 +53,7 @@ MIN_LOGS = {
     "blind14": 33,
     "blind21": 31,
     "blind22": 36,
+    "blind25": 32,
 }
 
 
@@ -118,6 +120,7 @@ def test_blind_threads_are_distinct_across_sets() -> None:
         ("blind22", "b384b5b", 36, 13),
         ("blind23", "f948f3e", 40, 16),
         ("blind24", "7b199e0", 40, 20),
+        ("blind25", "6788cba", 32, 12),
     ],
 )
 def test_logs_judged_right_at_their_freeze_keep_their_finding(
