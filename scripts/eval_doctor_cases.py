@@ -7,10 +7,9 @@ For each round N (its folder ``tests/fixtures/doctor/blindN`` with ``outcomes.cs
 finding at N's freeze — its column ``got_at_<commit>`` names the frozen commit — and whether it
 hit the label), the cases are only those known at N's freeze:
 the rule fixtures in the frozen commit (``git show``), the grading set and the rounds before N.
-A log whose top finding at the freeze was a generic diagnosis or nothing, and
-whose error today's reader classes as one of :data:`WEAK_KINDS` with no message fact or wording
-class that knows it (as ``diagnose`` asks), is searched with today's
-:mod:`torchsmith.doctor.similar` (its threshold, margin and minimum of shared words); a case found
+A log whose top finding at the freeze was a generic diagnosis or nothing is searched with
+today's ``similar.nearest_case`` — the gate ``diagnose`` uses (a weak error class no message fact
+or wording class knows), its threshold, margin and minimum of shared words; a case found
 replaces the freeze's answer. Counted per round: logs, hits at the freeze, hits with the case,
 cases offered, hits gained and lost. This is train data (every round was trained on since); it
 estimates what the search adds, the next blind round measures it.
@@ -27,10 +26,11 @@ import sys
 from collections import Counter
 from pathlib import Path
 
+from gen_doctor_cases import split_header  # scripts/, the directory Python runs this from
+
 from torchsmith.doctor import diagnose
-from torchsmith.doctor.generic import knows_message
 from torchsmith.doctor.ruledb import load_rules
-from torchsmith.doctor.similar import WEAK_KINDS, CaseBase, terms
+from torchsmith.doctor.similar import CaseBase, case_record, nearest_case
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "tests" / "fixtures" / "doctor"
@@ -43,11 +43,11 @@ def _git(*args: str) -> str:
 
 
 def _lines(text: str) -> list[str]:
-    return [ln for ln in text.splitlines() if not ln.startswith("#@ ")]
+    return split_header(text)[0]
 
 
 def _case(rule: str, name: str, text: str) -> dict[str, object]:
-    return {"rule": rule, "case": name, "source": name, "terms": dict(terms(_lines(text)))}
+    return case_record(rule, name, name, _lines(text))
 
 
 def _round_number(folder: Path) -> int:
@@ -91,10 +91,8 @@ def replay(round_no: int, meta: dict[str, tuple[str, ...]], verbose: bool) -> Co
         diagnosis = diagnose(_lines((folder / row["file"]).read_text(encoding="utf-8")))
         error, block = diagnosis.error, diagnosis.first_error
         texts = [e.text for e in (*block.lines, *block.context)] if block else []
-        match = None
         weak = got == "none" or got.startswith("generic-")
-        if weak and error is not None and error.kind in WEAK_KINDS:
-            match = None if knows_message(error, texts) else base.nearest([error.message, *texts])
+        match = nearest_case(error, texts, base) if weak and error is not None else None
         after = _hits(match.rule, row["expected"], meta) if match else before
         counts.update(after=after, offered=match is not None, gained=after and not before)
         counts.update(lost=before and not after)

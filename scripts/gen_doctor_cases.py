@@ -26,7 +26,7 @@ import sys
 from pathlib import Path
 
 from torchsmith.doctor.ruledb import load_rules
-from torchsmith.doctor.similar import terms
+from torchsmith.doctor.similar import case_record
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "tests" / "fixtures" / "doctor"
@@ -37,23 +37,20 @@ ABOUT = (
 )
 
 
-def _log(path: Path) -> tuple[list[str], str | None]:
-    """The log's lines without its fixture header, and the header's ``source``."""
-    lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
+def split_header(text: str) -> tuple[list[str], str | None]:
+    """A fixture's log lines without its ``#@`` header, and the header's ``source``."""
+    lines = text.splitlines()
     heads = [ln.split(":", 1)[1].strip() for ln in lines if ln.startswith("#@ source:")]
     source = heads[0] if heads else None
     return [ln for ln in lines if not ln.startswith("#@ ")], source
 
 
+def _log(path: Path) -> tuple[list[str], str | None]:
+    return split_header(path.read_text(encoding="utf-8", errors="replace"))
+
+
 def _case(path: Path, rule: str, source: str) -> dict[str, object]:
-    lines, _ = _log(path)
-    counts = terms(lines)
-    return {
-        "rule": rule,
-        "case": path.relative_to(ROOT).as_posix(),
-        "source": source,
-        "terms": dict(sorted(counts.items())),
-    }
+    return case_record(rule, path.relative_to(ROOT).as_posix(), source, _log(path)[0])
 
 
 def rule_fixture_cases(rules: dict[str, str]) -> list[dict[str, object]]:

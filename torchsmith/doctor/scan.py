@@ -23,7 +23,7 @@ from torchsmith.doctor.blocks import BlockBuilder
 from torchsmith.doctor.classify import GENERIC_TRIGGERS, LineInfo, classify
 from torchsmith.doctor.components import component_names
 from torchsmith.doctor.fixwhen import fix_for
-from torchsmith.doctor.generic import diagnose_generic, knows_message
+from torchsmith.doctor.generic import diagnose_generic
 from torchsmith.doctor.linear import PatternSet, compile_linear
 from torchsmith.doctor.models import Diagnosis, ErrorBlock, Evidence, Finding, TypedError
 from torchsmith.doctor.ruledb import Rule, literal_runs, load_rules, needle
@@ -155,8 +155,7 @@ def _with_generic(
         return tuple(findings)
     score = min((f.score for f in findings), default=2.0) - 1.0
     generic = diagnose_generic(error, block).model_copy(update={"score": round(score, 2)})
-    known = findings or knows_message(error, block)
-    like = None if known else nearest_case(error.kind, [error.message, *block])
+    like = None if findings else nearest_case(error, block)
     if like is not None:
         return (similar_finding(like, error, block, score + 0.5), generic)
     return (*(_with_components(f, error, generic) for f in findings), generic)

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from importlib import resources
 
 from torchsmith.doctor.fixwhen import fix_for
+from torchsmith.doctor.generic import knows_message
 from torchsmith.doctor.linear import capped, compile_linear
 from torchsmith.doctor.models import Evidence, Finding, TypedError
 from torchsmith.doctor.ruledb import rule_by_id
@@ -142,10 +143,22 @@ def case_base() -> CaseBase:
     return CaseBase(json.loads(text)["cases"])
 
 
-def nearest_case(kind: str, lines: Iterable[str]) -> Match | None:
-    """The known case for an error of class ``kind`` whose block is ``lines``, when the class
-    is a weak one and a case is alike enough; else None."""
-    return case_base().nearest(lines) if kind in WEAK_KINDS else None
+def nearest_case(
+    error: TypedError, block: Sequence[str], base: CaseBase | None = None
+) -> Match | None:
+    """The known case for ``error`` (the first error, ``block`` its block's lines) when its class
+    is a weak one that no message fact or wording class knows, and a case of ``base`` (the
+    shipped cases by default) is alike enough; else None."""
+    if error.kind not in WEAK_KINDS or knows_message(error, block):
+        return None
+    return (base or case_base()).nearest([error.message, *block])
+
+
+def case_record(rule: str, case: str, source: str, lines: Iterable[str]) -> dict[str, object]:
+    """One case as ``cases.json`` holds it (what :class:`CaseBase` reads): the rule that explains
+    the log, where the log is, its public source and its words."""
+    words = dict(sorted(terms(lines).items()))
+    return {"rule": rule, "case": case, "source": source, "terms": words}
 
 
 def similar_finding(
