@@ -5,12 +5,12 @@ shows an error gets a finding."""
 from __future__ import annotations
 
 import csv
-import importlib.util
 from pathlib import Path
 from types import ModuleType
 
 import pytest
 
+from tests.unit.doctor.rule_cases import load_script, log_lines
 from torchsmith.doctor import diagnose
 
 FIXTURES = Path(__file__).parents[2] / "fixtures" / "doctor"
@@ -58,17 +58,7 @@ MIN_LOGS = {
 
 
 def _grader() -> ModuleType:
-    script = ROOT / "scripts" / "grade_doctor.py"
-    spec = importlib.util.spec_from_file_location("grade_doctor", script)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-def _lines(path: Path) -> list[str]:
-    text = path.read_text(encoding="utf-8")
-    return [line for line in text.splitlines() if not line.startswith("#@ ")]
+    return load_script("grade_doctor")
 
 
 @pytest.mark.parametrize("name", sorted(FLOORS))
@@ -78,7 +68,7 @@ def test_blind_set_scores_no_worse_than_when_collected(name: str) -> None:
     expected = grader.read_expected(folder / "expected.csv")
     assert len(expected) >= MIN_LOGS.get(name, 40)
     hits = sum(
-        grader.hit(diagnose(_lines(folder / log)), want, 1) for log, want in expected.items()
+        grader.hit(diagnose(log_lines(folder / log)), want, 1) for log, want in expected.items()
     )
     assert hits >= FLOORS[name]
 
@@ -86,7 +76,7 @@ def test_blind_set_scores_no_worse_than_when_collected(name: str) -> None:
 @pytest.mark.parametrize("name", ["blind4", "blind5"])
 def test_every_log_of_the_shipped_rules_rounds_gets_a_finding(name: str) -> None:
     for log in sorted((FIXTURES / name).glob("*.log")):
-        assert diagnose(_lines(log)).findings, log.name
+        assert diagnose(log_lines(log)).findings, log.name
 
 
 def test_blind_threads_are_distinct_across_sets() -> None:
@@ -138,7 +128,7 @@ def test_logs_judged_right_at_their_freeze_keep_their_finding(
     judged = [r for r in rows if r["component_and_fix_right"] == "yes"]
     assert len(judged) == right
     for row in judged:
-        diagnosis = diagnose(_lines(folder / row["file"]))
+        diagnosis = diagnose(log_lines(folder / row["file"]))
         got = row[f"got_at_{freeze}"]
         top = [finding.rule_id for finding in diagnosis.findings[:1]]
         kept = row["label_hit"] == "no" and top == [got]
@@ -147,4 +137,4 @@ def test_logs_judged_right_at_their_freeze_keep_their_finding(
 
 def test_every_log_of_round_8_gets_a_finding() -> None:
     for log in sorted((FIXTURES / "blind8").glob("*.log")):
-        assert diagnose(_lines(log)).findings, log.name
+        assert diagnose(log_lines(log)).findings, log.name

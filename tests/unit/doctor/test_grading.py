@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
 from types import ModuleType
 
 import pytest
 
+from tests.unit.doctor.rule_cases import load_script
 from torchsmith.doctor import diagnose
 
 ROOT = Path(__file__).parents[3]
@@ -16,12 +16,7 @@ RULE_FIXTURES = ROOT / "tests" / "fixtures" / "doctor"
 
 
 def _grader() -> ModuleType:
-    script = ROOT / "scripts" / "grade_doctor.py"
-    spec = importlib.util.spec_from_file_location("grade_doctor", script)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script("grade_doctor")
 
 
 def _sources(path: Path) -> set[str]:

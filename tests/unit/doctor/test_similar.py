@@ -3,14 +3,13 @@ no rule matched and the error's class says little; never the build's cause."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import time
 from pathlib import Path
-from types import ModuleType
 
 import pytest
 
+from tests.unit.doctor.rule_cases import load_script, log_lines
 from torchsmith.doctor import diagnose
 from torchsmith.doctor.linear import MAX_LINE
 from torchsmith.doctor.ruledb import rule_by_id
@@ -18,19 +17,6 @@ from torchsmith.doctor.similar import CaseBase, case_base, terms
 
 ROOT = Path(__file__).parents[3]
 FIXTURES = ROOT / "tests" / "fixtures" / "doctor"
-
-
-def _generator() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("gen_cases", ROOT / "scripts/gen_doctor_cases.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-def _lines(path: Path) -> list[str]:
-    text = path.read_text(encoding="utf-8")
-    return [ln for ln in text.splitlines() if not ln.startswith("#@ ")]
 
 
 def _without(case: str) -> CaseBase:
@@ -42,7 +28,7 @@ def _without(case: str) -> CaseBase:
 def test_the_shipped_cases_are_what_the_script_writes() -> None:
     """cases.json is generated from the fixtures: rerun scripts/gen_doctor_cases.py."""
     shipped = (ROOT / "torchsmith" / "doctor" / "cases.json").read_text(encoding="utf-8")
-    assert shipped == _generator().generate()
+    assert shipped == load_script("gen_doctor_cases").generate()
 
 
 def test_every_case_is_an_error_rule_with_a_public_source() -> None:
@@ -61,14 +47,14 @@ def test_every_case_is_an_error_rule_with_a_public_source() -> None:
     ],
 )
 def test_a_log_finds_the_case_of_another_thread(log: str, rule: str) -> None:
-    match = _without(f"tests/fixtures/doctor/{log}").nearest(_lines(FIXTURES / log))
+    match = _without(f"tests/fixtures/doctor/{log}").nearest(log_lines(FIXTURES / log))
     assert match is not None and match.rule == rule
     assert match.case != f"tests/fixtures/doctor/{log}"
 
 
 def test_the_case_is_a_generic_finding_that_says_where_it_comes_from() -> None:
     log = FIXTURES / "blind20" / "fastai-docker-dataloader-bus-error-shm-21.log"
-    diagnosis = diagnose(_lines(log))
+    diagnosis = diagnose(log_lines(log))
     top = diagnosis.top
     assert top is not None and top.rule_id == "dataloader-shared-memory"
     assert top.generic and top.similar_case is not None
