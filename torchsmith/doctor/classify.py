@@ -77,6 +77,9 @@ GENERIC_TRIGGERS: tuple[bytes, ...] = (
     b"not linked with",
     b"out of resource",
     b"with signal",  # a launcher's 'Command exited with signal: Some(4)' (round 24, train data)
+    # before the round 26 freeze (round 25's error logs without a finding, train data)
+    b"has no attribute",
+    b"HTTP",
 )
 
 _NOISE = re.compile(
@@ -135,7 +138,10 @@ _SOFT = compile_linear(
     r"not (?:yet )?supported|no longer supported|unsupported|incorrect|invalid|illegal|"
     r"denied|killed|aborted|timed out|connection (?:refused|reset)|not available|unavailable|"
     r"is too old|not compiled with|incompatible|is not linked with|out of resources?|"
-    r"exited with signal)\b"
+    r"exited with signal|"
+    # an AttributeError's message quoted without its class (round 25's vision#2461) and a
+    # download's HTTP status (round 25's xla#6568: 'HTTP 404 for url ...')
+    r"has no attribute|HTTP (?:Error )?[45]\d\d)\b"
 )
 _NOT_SOFT = compile_linear(
     r"^(?:\s\s|\t)|^\s*(?:-- |\[cmake\] -- |Requirement already|Collecting |Downloading |"

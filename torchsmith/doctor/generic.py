@@ -317,11 +317,13 @@ def _compiler(e: TypedError) -> dict[str, Any]:
     }
 
 
-def _simple(category: str, title: str, cause: str, fix: str, source: str) -> Any:
+def _simple(
+    category: str, title: str, cause: str, fix: str, source: str, *, tags: tuple[str, ...] = ()
+) -> Any:
     def build(e: TypedError) -> dict[str, Any]:
         return {
             "category": category,
-            "tags": (category,),
+            "tags": (category, *tags),
             "stage": "install" if category == "pip" else "compile",
             "title": title.format(e=e),
             "cause": cause.format(e=e),
@@ -370,6 +372,7 @@ _other = _simple(
     "the project was not written for: install the versions the project pins (torch, its "
     "companions, CUDA, the compiler) or search the message in the project's issue tracker.",
     "https://github.com/pytorch/pytorch/issues",
+    tags=("version-pin",),  # the cause its fix names first
 )
 _BY_KIND = {
     "missing-header": _missing_header,

@@ -254,6 +254,8 @@ def command_failed(e: TypedError) -> dict[str, Any]:
             tool,
             *(("compiler",) if compiler else ()),
             *(("nvcc", "cuda") if nvcc else ()),
+            # not a compiler: the fix names a torch other than the project's release first
+            *(() if compiler else ("version-pin",)),
         ),
         "stage": "configure" if name == "cmake" else "compile",
         "title": f"{tool} failed (the reason is printed above this line)",
@@ -311,7 +313,7 @@ def python_exception(e: TypedError) -> dict[str, Any]:
             "KeyError/TypeError there means the project's setup.py was written for another "
             "torch release's cpp_extension: use the torch version the project names."
         )
-        tags = (*tags, "extension", "cpp-extension")
+        tags = (*tags, "extension", "cpp-extension", "version-pin")
     elif package in _COMPANIONS and not mentioned(e.message):
         # the usual answer in the train rounds 11-15 (audio#25, vision#1718): not one release pair
         fix = (
@@ -326,21 +328,21 @@ def python_exception(e: TypedError) -> dict[str, Any]:
             f"it was raised inside the package {package} ({where}): check that its installed "
             "version is the one the calling code was written for (the project's pinned versions)."
         )
+        tags = (*tags, "version-pin")
+    elif where:
+        fix = f"the frame that raised it is {where}."
     else:
         fix = (
-            f"the frame that raised it is {where}."
-            if where
-            else (
-                "the exception's message and the traceback above name the failing step; the "
-                "usual cause is an installed version (torch, a companion, a dependency) other "
-                "than the one the code was written for: install the versions the project pins."
-            )
+            "the exception's message and the traceback above name the failing step; the "
+            "usual cause is an installed version (torch, a companion, a dependency) other "
+            "than the one the code was written for: install the versions the project pins."
         )
+        tags = (*tags, "version-pin")
     return {
         "category": "python",
         "tags": tags,
         "stage": "compile",
-        "title": f"Python {e.exception} during the build",
+        "title": f"Python {e.exception}" + (f" raised in {package}" if package else ""),
         "cause": e.message + (f" (raised in {where})" if where else ""),
         "fix": fix,
         "source": "https://docs.python.org/3/tutorial/errors.html",
@@ -389,7 +391,8 @@ def pip_failure(e: TypedError) -> dict[str, Any]:
         )
     return {
         "category": "pip",
-        "tags": ("pip",),
+        # no release for this Python/platform: the pin or the interpreter (the fix says which)
+        "tags": ("pip", "install", "wheel", "version-pin") if found and not built else ("pip",),
         "stage": "install",
         "title": "pip could not install a requirement",
         "cause": f"pip failed: {message}",

@@ -203,8 +203,8 @@ def test_a_message_is_read_by_its_wording_class(
         # wording class claims it (the nearest known case, round 19's torchtext 0.12 log, does)
         ("torchtext 0.12\nAttributeError: 'NoneType' object has no attribute 'freqs'",
          "torchtext-legacy-api-moved"),
-        # a compiled submodule is not a moved API
-        ("ModuleNotFoundError: No module named 'mmcv._ext'", "generic-import-module"),
+        # a compiled submodule is not a moved API (since round 26's freeze: a missing build)
+        ("ModuleNotFoundError: No module named 'mmcv._ext'", "extension-c-module-not-built"),
         # a native library asked for is not a pip package
         ('  File "/x/site-packages/torchaudio/_extension.py", line 73, in _init_ffmpeg\n'
          "ImportError: FFmpeg libraries are not found. Please install FFmpeg.", "generic-python"),
