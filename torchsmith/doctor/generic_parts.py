@@ -391,7 +391,6 @@ def pip_failure(e: TypedError) -> dict[str, Any]:
         )
     return {
         "category": "pip",
-        # no release for this Python/platform: the pin or the interpreter (the fix says which)
         "tags": ("pip", "install", "wheel", "version-pin") if found and not built else ("pip",),
         "stage": "install",
         "title": "pip could not install a requirement",
