@@ -77,3 +77,31 @@ def test_user_code_raising_is_not_called_a_version_pin() -> None:
     top = diagnose(text.splitlines()).findings[0]
     assert "version-pin" not in top.tags
     assert "during the build" not in top.title
+
+
+@pytest.mark.parametrize(
+    ("text", "want"),
+    [
+        # round 21's nvidia-container-runtime#190
+        ("Error: crun: executable file `nvidia-smi` not found in $PATH: No such file or "
+         "directory: OCI runtime attempted to invoke a command that was not found",
+         "container-gpu-hook-failed"),
+        # round 20's nvidia-docker#825 (the hook's line, as the report wraps it)
+        (':385: running prestart hook 1 caused \\\\\\"error running hook: exit status 1, stdout: , '
+         "stderr: exec command: [/usr/bin/nvidia-container-cli --load-kmods configure",
+         "container-gpu-hook-failed"),
+        # the hook's device and requirement errors keep their own rules
+        ("nvidia-container-cli: device error: 1: unknown device", "docker-gpu-device-unknown"),
+        ("nvidia-container-cli: requirement error: unsatisfied condition: cuda>=10.0",
+         "!container-gpu-hook-failed"),
+    ],
+)  # fmt: skip
+def test_the_container_hook_rule_fires_on_its_wording_and_not_on_the_near_miss(
+    text: str, want: str
+) -> None:
+    assert fires_as_wanted(text, want), (text, want, top_rule(text))
+
+
+def test_podman_is_told_to_use_cdi() -> None:
+    log = ["Error: crun: executable file `nvidia-smi` not found in $PATH: No such file"]
+    assert "nvidia.com/gpu=all" in diagnose(log).findings[0].fix.split("Otherwise")[0]
