@@ -105,3 +105,19 @@ def test_the_container_hook_rule_fires_on_its_wording_and_not_on_the_near_miss(
 def test_podman_is_told_to_use_cdi() -> None:
     log = ["Error: crun: executable file `nvidia-smi` not found in $PATH: No such file"]
     assert "nvidia.com/gpu=all" in diagnose(log).findings[0].fix.split("Otherwise")[0]
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        # round 25's realfill#20: a name a newer torchvision removed
+        "AttributeError: module 'torchvision.transforms.v2' has no attribute 'ToImageTensor'",
+        # round 25's netrade#3: a typo
+        "AttributeError: module 'torchvision.transforms' has no attribute 'ToTenser'",
+    ],
+)
+def test_a_companion_name_missing_is_not_only_called_too_old(line: str) -> None:
+    top = diagnose([line]).findings[0]
+    assert top.rule_id == "companion-too-old-for-code"
+    assert "removed or renamed" in top.fix
+    assert "spelling" in top.fix
