@@ -19,9 +19,9 @@ from torchsmith.doctor import diagnose
         ("ModuleNotFoundError: No module named 'mmcv._ext'", "extension-c-module-not-built"),
         # a submodule whose name only starts with ext is not the private compiled one
         ("ModuleNotFoundError: No module named 'mmcv.external'", "!extension-c-module-not-built"),
-        # round 25's diffusers-rs#74: tch's printout
-        ("Cuda available: false", "cuda-not-available"),
-        ("CUDA available: True", "!cuda-not-available"),
+        # round 25's diffusers-rs#74: tch's printout (a warning: tests/fixtures/doctor/negative/)
+        ("Cuda available: false", "cuda-reported-unavailable"),
+        ("CUDA available: True", "!cuda-reported-unavailable"),
     ],
 )  # fmt: skip
 def test_the_rule_fires_on_its_wording_and_not_on_the_near_miss(text: str, want: str) -> None:
@@ -121,3 +121,9 @@ def test_a_companion_name_missing_is_not_only_called_too_old(line: str) -> None:
     assert top.rule_id == "companion-too-old-for-code"
     assert "removed or renamed" in top.fix
     assert "spelling" in top.fix
+
+
+def test_a_printout_that_cuda_is_unavailable_is_a_warning_below_any_error() -> None:
+    assert not diagnose(["Is CUDA available: False"]).failed
+    log = ["Is CUDA available: False", "ImportError: libcudnn.so.8: cannot open shared object file"]
+    assert diagnose(log).findings[0].severity == "error"
