@@ -19,6 +19,7 @@ from torchsmith.doctor.components import (
     by_symbol,
     mentioned,
 )
+from torchsmith.doctor.generic_compiler import compiler_error
 from torchsmith.doctor.generic_messages import read_message
 from torchsmith.doctor.generic_parts import (
     command_failed,
@@ -301,22 +302,6 @@ def _cmake(e: TypedError) -> dict[str, Any]:
     }
 
 
-def _compiler(e: TypedError) -> dict[str, Any]:
-    versions = f" (versions named: {', '.join(e.versions)})" if e.versions else ""
-    return {
-        "category": "compiler",
-        "tags": ("compiler", *((e.tool,) if e.tool else ())),
-        "stage": "compile",
-        "title": f"compile error in {e.file or 'a source file'}",
-        "cause": f"{e.tool or 'The compiler'} rejects this source{versions}: most often a "
-        "compiler or CUDA newer (or older) than the release supports, or a bundled "
-        "third-party library broken by a newer gcc/glibc.",
-        "fix": "build with the compiler version the release was tested with (torchsmith plan "
-        "picks one), or apply the upstream fix for that file.",
-        "source": "https://docs.nvidia.com/cuda/cuda-installation-guide-linux/index.html",
-    }
-
-
 def _simple(
     category: str, title: str, cause: str, fix: str, source: str, *, tags: tuple[str, ...] = ()
 ) -> Any:
@@ -386,7 +371,7 @@ _BY_KIND = {
     "killed": _killed,
     "crash": _crash,
     "cmake": _cmake,
-    "compiler": _compiler,
+    "compiler": compiler_error,
     "pip": pip_failure,
     "python": python_exception,
     "linker": _linker,

@@ -169,6 +169,9 @@ _CMAKE_END = _rx(
     r"FAILED|Traceback|error:|\S+\.py:\d+)"
 )
 CMAKE_LINES = 12  # at most this many lines of a CMake message are joined
+# FindCUDA's report that nvcc failed ('CMake Error at x_generated_y.cu.o.cmake:N'): nvcc's own
+# diagnostic above it is the error (round 21's pytorch#3295, train data)
+_CMAKE_WRAPPER = _rx(r"CMake Error at \S*_generated_\S*\.cmake:\d+")
 
 
 def read_block(block: ErrorBlock) -> TypedError | None:
@@ -180,6 +183,8 @@ def read_block(block: ErrorBlock) -> TypedError | None:
     for rec in RECOGNISERS:
         for index, (number, text) in enumerate(normal):
             match = rec.regex.search(text)
+            if rec.kind == "cmake" and _CMAKE_WRAPPER.search(text) is not None:
+                continue
             if match is not None:
                 message = _message(rec.kind, lines, index)
                 if rec.kind != "cmake" and text != normalise(lines[index].text[:MAX_LINE]):

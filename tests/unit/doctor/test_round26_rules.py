@@ -127,3 +127,40 @@ def test_a_printout_that_cuda_is_unavailable_is_a_warning_below_any_error() -> N
     assert not diagnose(["Is CUDA available: False"]).failed
     log = ["Is CUDA available: False", "ImportError: libcudnn.so.8: cannot open shared object file"]
     assert diagnose(log).findings[0].severity == "error"
+
+
+@pytest.mark.parametrize(
+    ("line", "header"),
+    [
+        # round 21's pytorch#3295 (nvcc), round 17's pytorch#2785 (gcc)
+        ('/u/pytorch/torch/lib/THCUNN/SoftMaxCommon.cuh(35): error: namespace "std" has no '
+         'member "min"', "<algorithm>"),
+        ("/h/pytorch/torch/lib/THPP/tensors/generic/THSTensor.cpp:1015:9: error: ‘runtime_error’ "
+         "is not a member of ‘std’", "<stdexcept>"),
+        # round 16's pytorch#1434 (clang)
+        ("pytorch/torch/csrc/autograd/function_hook.h:11:40: error: no member named 'shared_ptr' "
+         "in namespace 'std'", "<memory>"),
+    ],
+)  # fmt: skip
+def test_a_std_name_used_without_its_header_names_the_header(line: str, header: str) -> None:
+    top = diagnose([line]).findings[0]
+    assert top.rule_id == "generic-compiler"
+    assert "headers" in top.tags
+    assert f"#include {header}" in top.fix
+
+
+def test_findcuda_s_wrapper_error_does_not_hide_nvcc_s_diagnostic() -> None:
+    log = [
+        '/u/pytorch/torch/lib/THCUNN/SoftMaxCommon.cuh(35): error: namespace "std" has no member '
+        '"min"',
+        '1 error detected in the compilation of "/tmp/tmpxft_1-6_LogSoftMax.cpp1.ii".',
+        "CMake Error at THCUNN_generated_LogSoftMax.cu.o.cmake:267 (message):",
+        "  Error generating file",
+    ]
+    assert diagnose(log).findings[0].rule_id == "generic-compiler"
+
+
+def test_any_other_compile_error_keeps_the_general_diagnosis() -> None:
+    top = diagnose(["a.cpp:3:5: error: expected ';' before '}' token"]).findings[0]
+    assert top.rule_id == "generic-compiler"
+    assert "headers" not in top.tags
