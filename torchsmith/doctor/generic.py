@@ -158,6 +158,10 @@ def _missing_header(e: TypedError) -> dict[str, Any]:
     }
 
 
+# a demangled signature with the old ABI's std::string (the new ABI's reads std::__cxx11::)
+_OLD_ABI = compile_linear(r"\(.*\bstd::(?:string\b|basic_string<char, std::char_traits<char>)")
+
+
 def _symbol_finding(e: TypedError, stage: str) -> dict[str, Any]:
     symbol = e.symbol or "?"
     abi = "__cxx11" in symbol or "B5cxx11" in symbol
@@ -168,6 +172,14 @@ def _symbol_finding(e: TypedError, stage: str) -> dict[str, Any]:
         cause += (
             " It is a std::__cxx11 (new C++ ABI) symbol: the two sides were built with different "
             "_GLIBCXX_USE_CXX11_ABI settings."
+        )
+    elif stage == "link" and _OLD_ABI.search(symbol) is not None:
+        abi = True  # round 23's libtorch-yolov3#23 (train): OpenCV, pre-cxx11 libtorch
+        cause += (
+            " Its std::string is the old (pre-C++11) ABI's: this program was compiled with "
+            "_GLIBCXX_USE_CXX11_ABI=0 (the pre-cxx11 libtorch download sets it through "
+            "find_package(Torch)), while the library was built with the new ABI (it defines the "
+            "std::__cxx11 version), or the library is missing from the link line."
         )
     if stage == "import":
         cause = f"At import a loaded library lacks {symbol} (from {who}): it was built against "
@@ -182,6 +194,12 @@ def _symbol_finding(e: TypedError, stage: str) -> dict[str, Any]:
         "source against them; a torch extension or companion (torchvision, torchaudio, "
         "torchtext, torch-scatter) must be the release paired with the installed torch"
     )
+    if abi and stage == "link" and not c:
+        fix = (
+            "build both sides with one _GLIBCXX_USE_CXX11_ABI: with libtorch use its cxx11-ABI "
+            "download (or libtorch built from source), or rebuild the library with the old ABI; "
+            "if the library is simply not linked, add it to the link line (-l...)"
+        )
     if stage == "import" and c is not None and c.name == "torch":
         cause, fix = _TORCH_SYMBOL_AT_IMPORT
     return with_component(c, ("undefined-symbol", *(("abi", "cxx11-abi") if abi else ()))) | {

@@ -164,3 +164,19 @@ def test_any_other_compile_error_keeps_the_general_diagnosis() -> None:
     top = diagnose(["a.cpp:3:5: error: expected ';' before '}' token"]).findings[0]
     assert top.rule_id == "generic-compiler"
     assert "headers" not in top.tags
+
+
+def test_an_old_abi_std_string_at_link_time_is_told_as_an_abi_mismatch() -> None:
+    """Round 23's libtorch-yolov3#23: OpenCV 4 (new ABI) linked into a program compiled with the
+    pre-cxx11 libtorch's _GLIBCXX_USE_CXX11_ABI=0."""
+    line = "app.cpp:(.text+0x9f0): undefined reference to `cv::imread(std::string const&, int)'"
+    top = diagnose([line]).findings[0]
+    assert "cxx11-abi" in top.tags
+    assert "cxx11-ABI" in top.fix
+
+
+def test_a_new_abi_or_plain_c_symbol_is_not_called_old_abi() -> None:
+    new = "a.o: undefined reference to `cv::imread(std::__cxx11::basic_string<char> const&, int)'"
+    assert "old (pre-C++11) ABI" not in diagnose([new]).findings[0].cause
+    plain = "a.o: undefined reference to `png_create_read_struct'"
+    assert "cxx11-abi" not in diagnose([plain]).findings[0].tags
