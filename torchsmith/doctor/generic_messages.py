@@ -127,10 +127,14 @@ BACKENDS: dict[str, tuple[str, str]] = {
         "https://pytorch.org/docs/stable/distributed.html",
     ),
 }
-_SUBJECT = compile_linear(r"([\w.-]+) (?:was |is )?not (?:compiled|built) with")
+_SUBJECT = compile_linear(
+    r"([\w.-]+) (?:was |is )?(?:not (?:compiled|built|linked) with|(?:compiled|built) without)"
+)
+# also 'PyTorch built without distributed support' and 'PyTorch is not linked with support for
+# xpu devices' (round 24's pytorch#4606, round 25's intel-extension-for-pytorch#244, train data)
 _NOT_COMPILED = compile_linear(
-    r"(?i)not (?:compiled|built) with (\w+)|compiled without (\w+)|"
-    r"(\w+) (?:support )?(?:is )?not (?:compiled|built) in"
+    r"(?i)not (?:compiled|built) with (\w+)|(?:compiled|built) without (\w+)|"
+    r"not linked with support for (\w+)|(\w+) (?:support )?(?:is )?not (?:compiled|built) in"
 )
 
 # a library whose API changed between releases: its tag and what the train threads answered

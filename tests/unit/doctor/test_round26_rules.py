@@ -180,3 +180,34 @@ def test_a_new_abi_or_plain_c_symbol_is_not_called_old_abi() -> None:
     assert "old (pre-C++11) ABI" not in diagnose([new]).findings[0].cause
     plain = "a.o: undefined reference to `png_create_read_struct'"
     assert "cxx11-abi" not in diagnose([plain]).findings[0].tags
+
+
+@pytest.mark.parametrize(
+    ("text", "want"),
+    [
+        # round 24's pytorch#4606, round 25's intel-extension-for-pytorch#244
+        ("RuntimeError: PyTorch built without distributed support", "feature-off"),
+        ("RuntimeError: PyTorch is not linked with support for xpu devices", "feature-off"),
+        # round 25's pytorch#1358
+        ("ImportError: No module named _dl", "import-torch-from-source-checkout"),
+        ("ModuleNotFoundError: No module named '_dlpack_helper'",
+         "!import-torch-from-source-checkout"),
+        # round 25's sentence-transformers#388
+        ("RuntimeError: version_ <= kMaxSupportedFileFormatVersion INTERNAL ASSERT FAILED at "
+         "/pytorch/caffe2/serialize/inline_container.cc:132, please report a bug to PyTorch. "
+         "Attempted to read a PyTorch file with version 3, but the maximum supported version for "
+         "reading is 2.", "torch-too-old-for-code"),
+        # round 23's mmdeploy#619
+        ("Could not find any similar ops to torchvision::nms. This op may not exist or may not be "
+         "currently supported in TorchScript.", "torchvision-ops-not-registered"),
+        ("RuntimeError: operator torchvision::nms does not exist",
+         "!torchvision-ops-not-registered"),
+    ],
+)  # fmt: skip
+def test_after_round_26_the_rule_fires_on_its_wording_and_not_on_the_near_miss(
+    text: str, want: str
+) -> None:
+    if want == "feature-off":
+        assert "feature-off" in diagnose([text]).findings[0].tags
+        return
+    assert fires_as_wanted(text, want), (text, want, top_rule(text))
