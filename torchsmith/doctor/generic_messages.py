@@ -247,7 +247,9 @@ def _not_compiled(message: str) -> dict[str, Any] | None:
     )
     subject = _SUBJECT.search(message)
     package = subject.group(1) if subject is not None else "torch"
+    tags: tuple[str, ...] = ("cpu-build", "feature-off", backend)
     if package.lower() not in ("torch", "pytorch", "it", "was", "is"):
+        tags = (*tags, "third-party", package.lower())
         # an extension or companion built without the backend (torch_scatter, detectron2, apex)
         fix = (
             f"{package} itself was built without {backend}: install its build for the "
@@ -259,7 +261,7 @@ def _not_compiled(message: str) -> dict[str, Any] | None:
         source = "https://pytorch.org/docs/stable/cpp_extension.html"
     return {
         "category": "feature-off",
-        "tags": ("cpu-build", "feature-off", backend),
+        "tags": tags,
         "stage": "runtime",
         "title": f"{package} built without {backend}",
         "cause": f"The installed {package} was built without {backend} support, which the code "

@@ -211,3 +211,23 @@ def test_after_round_26_the_rule_fires_on_its_wording_and_not_on_the_near_miss(
         assert "feature-off" in diagnose([text]).findings[0].tags
         return
     assert fires_as_wanted(text, want), (text, want, top_rule(text))
+
+
+def test_a_third_party_package_built_without_a_backend_is_named_third_party() -> None:
+    """Round 25's bitsandbytes#879."""
+    line = (
+        "The installed version of bitsandbytes was compiled without GPU support. 8-bit "
+        "optimizers, 8-bit multiplication, and GPU quantization are unavailable."
+    )
+    tags = diagnose([line]).findings[0].tags
+    assert "third-party" in tags and "bitsandbytes" in tags
+
+
+def test_winerror_127_on_a_torch_dll_is_told_as_mixed_torch_versions() -> None:
+    """Round 21's lunar#58: WinError 127 (a procedure not found), not 126 (a file not found)."""
+    line = (
+        'OSError: [WinError 127] The specified procedure could not be found. Error loading "C:\\'
+        'Python39\\lib\\site-packages\\torch\\lib\\c10_cuda.dll" or one of its dependencies.'
+    )
+    fix = diagnose([line]).findings[0].fix
+    assert fix.startswith("WinError 127") and "two torch versions" in fix
