@@ -231,3 +231,16 @@ def test_winerror_127_on_a_torch_dll_is_told_as_mixed_torch_versions() -> None:
     )
     fix = diagnose([line]).findings[0].fix
     assert fix.startswith("WinError 127") and "two torch versions" in fix
+
+
+def test_a_program_s_loader_message_is_a_missing_shared_library() -> None:
+    """Round 15's tch-rs#824: a Rust binary that links libtorch, LD_LIBRARY_PATH without it."""
+    line = (
+        "target/debug/tch_test: error while loading shared libraries: libtorch_cuda.so: cannot "
+        "open shared object file: No such file or directory"
+    )
+    top = diagnose([line]).findings[0]
+    assert top.rule_id == "shared-lib-missing-at-import"
+    assert "LD_LIBRARY_PATH" in top.fix
+    driver = "./main: error while loading shared libraries: libcuda.so.1: cannot open shared object"
+    assert top_rule(driver) == "libcuda-missing"
