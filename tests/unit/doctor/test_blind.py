@@ -43,6 +43,7 @@ FLOORS = {
     "blind23": 29,
     "blind24": 27,
     "blind25": 12,
+    "blind26": 31,
 }
 # rounds 1-10, 12, 15-20, 23 and 24 hold >= 40 logs; the fixed queries of rounds
 # 11a/11b/13/14/21/22/25 gave 13, 17, 37, 33, 31, 36 and 32 (their READMEs say why)
@@ -111,6 +112,7 @@ def test_blind_threads_are_distinct_across_sets() -> None:
         ("blind23", "f948f3e", 40, 16),
         ("blind24", "7b199e0", 40, 20),
         ("blind25", "6788cba", 32, 12),
+        ("blind26", "8c05fe8", 40, 25),
     ],
 )
 def test_logs_judged_right_at_their_freeze_keep_their_finding(
@@ -129,7 +131,7 @@ def test_logs_judged_right_at_their_freeze_keep_their_finding(
     assert len(judged) == right
     for row in judged:
         diagnosis = diagnose(log_lines(folder / row["file"]))
-        got = row[f"got_at_{freeze}"]
+        got = row[f"got_at_{freeze}"].split(" (")[0]  # without a note: "(category driver)"
         top = [finding.rule_id for finding in diagnosis.findings[:1]]
         kept = row["label_hit"] == "no" and top == [got]
         assert grader.hit(diagnosis, row["expected"], 1) or kept, (row["file"], got)
