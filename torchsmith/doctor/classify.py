@@ -80,6 +80,12 @@ GENERIC_TRIGGERS: tuple[bytes, ...] = (
     # before the round 26 freeze (round 25's error logs without a finding, train data)
     b"has no attribute",
     b"HTTP",
+    # after round 26 (its error logs without a finding, train data)
+    b"Stack trace of thread",
+    b"not installed",
+    b"not defined",
+    b"onflicting with",
+    b"problems while solving",
 )
 
 _NOISE = re.compile(
@@ -101,7 +107,7 @@ _REAL = re.compile(
     r"core dumped|terminate called after|SIGSEGV|Floating point exception|Illegal instruction|"
     r"Library not loaded|received signal SIG|\(gdb\) bt|找不到|没有那个文件|"
     r"of memory: Kill|Killed process \d+ \(|oom-kill:constraint=|oom_reaper: reaped process|"
-    r"invoked oom-killer|^\s*Killed\s*$|"
+    r"invoked oom-killer|^\s*Killed\s*$|Stack trace of thread \d+:|"
     # a Python exception class (ProcessRaisedException:), zsh's SIGILL, Windows' access violation
     r"\b\w*Exception\b(?=:)|illegal hardware instruction|0xC0000005|"
     # a raised exception's last line under its module's path, a class not named *Error
@@ -141,7 +147,10 @@ _SOFT = compile_linear(
     r"exited with signal|"
     # an AttributeError's message quoted without its class (round 25's vision#2461) and a
     # download's HTTP status (round 25's xla#6568: 'HTTP 404 for url ...')
-    r"has no attribute|HTTP (?:Error )?[45]\d\d)\b"
+    r"has no attribute|HTTP (?:Error )?[45]\d\d|"
+    # after round 26: AutoGPTQ#203's 'CUDA extension not installed' and 'name x not defined',
+    # mamba#969's 'Encountered problems while solving' / '... conflicting with __cuda-10.2-0'
+    r"not installed|(?:is )?not defined|conflicting with|problems while solving)\b"
 )
 _NOT_SOFT = compile_linear(
     r"^(?:\s\s|\t)|^\s*(?:-- |\[cmake\] -- |Requirement already|Collecting |Downloading |"

@@ -120,7 +120,8 @@ RECOGNISERS = (
         r"terminate called after throwing|SIGSEGV|SIGILL|Floating point exception|"
         r"free\(\): invalid|double free or corruption|core dumped|received signal SIG\w+|"
         r"\(gdb\) (?:bt|where)|Program terminated with signal|Fatal Python error|"
-        r"terminated with signal SIG\w+|illegal hardware instruction|0xC0000005",
+        r"terminated with signal SIG\w+|illegal hardware instruction|0xC0000005|"
+        r"Stack trace of thread \d+:",  # systemd-coredump (round 26's ipex-sd-docker#16)
     ),
     _r("cmake", r"CMake Error(?: at (?P<file>[^:\s]+):\d+)?", "cmake"),
     _r("compiler", r"(?P<file>[^\s:]+):\d+(?::\d+)?: (?:fatal )?error: ", "gcc"),

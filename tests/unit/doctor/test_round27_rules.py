@@ -1,0 +1,58 @@
+"""What was added for issue 25 after round 26's freeze (rounds 1-26 are train data; round 27
+measures it): round 26's error logs without a finding, each read as a class. Each line but the
+near misses is copied from a train log."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.unit.doctor.rule_cases import fires_as_wanted, top_rule
+from torchsmith.doctor import diagnose
+
+
+@pytest.mark.parametrize(
+    ("text", "want"),
+    [
+        # round 26's mamba#969: libmamba's block without its exception class
+        ("Encountered problems while solving:\n  - package cudatoolkit-11.0.3-h15472ef_6 has "
+         "constraint __cuda >=11.0 conflicting with __cuda-10.2-0", "conda-solver-conflict"),
+        # round 26's AutoGPTQ#203
+        ("CUDA extension not installed.", "extension-cuda-version-mismatch"),
+        ("  warn('CUDA extension not installed, using the CPU kernels')",
+         "!extension-cuda-version-mismatch"),
+        # round 26's pytorch#41664: a libtorch program's printout (a warning)
+        ("CUDA:   0", "cuda-reported-unavailable"),
+        ("CUDA:   1", "!cuda-reported-unavailable"),
+    ],
+)  # fmt: skip
+def test_the_rule_fires_on_its_wording_and_not_on_the_near_miss(text: str, want: str) -> None:
+    assert fires_as_wanted(text, want), (text, want, top_rule(text))
+
+
+def test_the_driver_s_virtual_package_is_named_in_the_fix() -> None:
+    log = ["  - package cudatoolkit-11.0.3-h15472ef_6 has constraint __cuda >=11.0 conflicting "
+           "with __cuda-10.2-0"]  # fmt: skip
+    fix = diagnose(log).findings[0].fix
+    assert fix.startswith("conda's virtual package __cuda") and "-c nvidia" in fix
+
+
+def test_a_lower_case_or_zero_printout_is_told_as_libtorch() -> None:
+    for line in ("CUDA:   0", "Cuda available: false"):
+        assert "libtorch" in diagnose([line]).findings[0].fix.split("Otherwise")[0], line
+    assert "libtorch's CUDA library" not in diagnose(["CUDA available: False"]).findings[0].fix
+
+
+def test_systemd_coredump_s_stack_trace_is_a_crash() -> None:
+    """Round 26's ipex-sd-docker-for-arc-gpu#16."""
+    log = [
+        "    Stack trace of thread 193:",
+        "    #0  0x00007fa12a4520e0 n/a (/usr/lib/x86_64-linux-gnu/libze_intel_gpu.so.1 + 0x39f)",
+    ]
+    assert diagnose(log).findings[0].rule_id == "generic-crash"
+
+
+@pytest.mark.parametrize(
+    "line", ["CUDA extension not installed", "name autogptq_cuda_256 not defined"]
+)
+def test_a_failure_said_without_an_error_word_gets_a_finding(line: str) -> None:
+    assert diagnose([line]).findings
