@@ -56,3 +56,23 @@ def test_systemd_coredump_s_stack_trace_is_a_crash() -> None:
 )
 def test_a_failure_said_without_an_error_word_gets_a_finding(line: str) -> None:
     assert diagnose([line]).findings
+
+
+@pytest.mark.parametrize(
+    ("text", "want"),
+    [
+        # round 26's rocm-gfx803#2: ctypes' OSError
+        ("OSError: libmpi_cxx.so.40: cannot open shared object file: No such file or directory",
+         "shared-lib-missing-at-import"),
+        # round 26's pytorch-AdaIN#20
+        ("ModuleNotFoundError: No module named 'torch.utils.serialization'",
+         "torch-private-module-removed"),
+        # round 26's DirectML#648; torch._C's case stays the source checkout's
+        ("ImportError: cannot import name 'autocast' from 'torch.amp' (unknown location)",
+         "torch-import-shadowed-or-broken"),
+        ("ImportError: cannot import name '_add_docstr' from 'torch._C' (unknown location)",
+         "import-torch-from-source-checkout"),
+    ],
+)  # fmt: skip
+def test_round_26_s_misses_fire_as_wanted(text: str, want: str) -> None:
+    assert fires_as_wanted(text, want), (text, want, top_rule(text))
