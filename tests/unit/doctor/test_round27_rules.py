@@ -76,3 +76,26 @@ def test_a_failure_said_without_an_error_word_gets_a_finding(line: str) -> None:
 )  # fmt: skip
 def test_round_26_s_misses_fire_as_wanted(text: str, want: str) -> None:
     assert fires_as_wanted(text, want), (text, want, top_rule(text))
+
+
+@pytest.mark.parametrize(
+    ("text", "want"),
+    [
+        # round 27's diffusers-rs#75: a program that could not start
+        ("exit code: 0xc0000135, STATUS_DLL_NOT_FOUND", "windows-dll-load-failed"),
+        # round 27's pytorch#31611
+        ("Torch is not linked against CUDA", "libtorch-cuda-library-not-loaded"),
+        # round 27's sylabs/singularity#776
+        ("WARNING: Could not find any NVIDIA libraries on this host!", "no-nvidia-driver"),
+        # round 27's uv#1884
+        ("  Caused by: Because wheel was not found in the package registry and you require wheel, "
+         "we can conclude that the requirements are unsatisfiable.", "wheel-package-missing"),
+    ],
+)  # fmt: skip
+def test_round_27_s_misses_fire_as_wanted(text: str, want: str) -> None:
+    assert fires_as_wanted(text, want), (text, want, top_rule(text))
+
+
+def test_a_program_that_cannot_start_on_windows_is_told_to_put_libtorch_on_path() -> None:
+    fix = diagnose(["exit code: 0xc0000135, STATUS_DLL_NOT_FOUND"]).findings[0].fix
+    assert fix.startswith("A program (not Python)") and "PATH" in fix
