@@ -13,13 +13,12 @@ from typing import Any
 
 from torchsmith.doctor.components import (
     MessageFact,
-    by_header,
     by_message,
     by_name,
     by_symbol,
     mentioned,
 )
-from torchsmith.doctor.generic_compiler import compiler_error
+from torchsmith.doctor.generic_compiler import compiler_error, missing_header
 from torchsmith.doctor.generic_messages import read_message
 from torchsmith.doctor.generic_parts import (
     command_failed,
@@ -123,39 +122,6 @@ def diagnose_generic(error: TypedError, block: Sequence[str] = ()) -> Finding:
             **fields,
         }
     )
-
-
-def _missing_header(e: TypedError) -> dict[str, Any]:
-    header = e.header or "?"
-    c = by_header(header)
-    base = {"category": "missing-header", "stage": "compile", "title": f"missing header {header}"}
-    if c is not None:
-        return base | with_component(c, ("headers",)) | {
-            "cause": f"{header} belongs to {c.title}, which is not installed or not on the "
-            "include path.",
-            "fix": install_text(c) + points_text(c) + ".",
-            "source": c.source,
-        }
-    std = "." not in header.rsplit("/", 1)[-1]
-    cause = (
-        f"<{header}> is a C++ standard library header this compiler's library lacks (a "
-        "compiler older than the C++ standard the code needs, or no libstdc++ -dev package)."
-        if std
-        else f"No installed package puts {header} on the include path."
-    )
-    fix = (
-        "use a newer g++/clang++ (and its libstdc++-N-dev) that provides it"
-        if std
-        else f"find the package that ships {header} (Debian: apt-file search {header}, or "
-        "packages.debian.org's Contents search) and install it, or add its directory with "
-        "-I / CPATH / CMAKE_PREFIX_PATH"
-    )
-    return base | {
-        "tags": ("compiler" if std else "headers",),
-        "cause": cause,
-        "fix": fix + ".",
-        "source": "https://gcc.gnu.org/onlinedocs/cpp/Search-Path.html",
-    }
 
 
 # a demangled signature with the old ABI's std::string (the new ABI's reads std::__cxx11::)
@@ -378,7 +344,7 @@ _other = _simple(
     tags=("version-pin",),  # the cause its fix names first
 )
 _BY_KIND = {
-    "missing-header": _missing_header,
+    "missing-header": missing_header,
     "linker-undefined": _linker_undefined,
     "import-symbol": _import_symbol,
     "linker-missing-lib": _linker_missing_lib,

@@ -99,3 +99,24 @@ def test_round_27_s_misses_fire_as_wanted(text: str, want: str) -> None:
 def test_a_program_that_cannot_start_on_windows_is_told_to_put_libtorch_on_path() -> None:
     fix = diagnose(["exit code: 0xc0000135, STATUS_DLL_NOT_FOUND"]).findings[0].fix
     assert fix.startswith("A program (not Python)") and "PATH" in fix
+
+
+@pytest.mark.parametrize(
+    ("line", "own"),
+    [
+        # round 27's pytorch#1265: `setup.py develop` without `build`
+        ("> torch/csrc/utils/tuple_parser.h:6:23: fatal error: THPP/THPP.h: No such file or "
+         "directory", True),
+        ("aten/src/ATen/native/Foo.cpp:2:10: fatal error: ATen/ops/add.h: No such file or "
+         "directory", True),
+        # an extension built against an installed torch is not torch's own tree
+        ("/x/site-packages/torch/include/ATen/ATen.h:3:10: fatal error: c10/core/Allocator.h: No "
+         "such file or directory", False),
+    ],
+)  # fmt: skip
+def test_a_header_of_torch_s_own_tree_missing_in_its_own_build_is_a_partial_build(
+    line: str, own: bool
+) -> None:
+    top = diagnose([line]).findings[0]
+    assert ("source-tree" in top.tags) is own
+    assert ("build develop" in top.fix) is own
