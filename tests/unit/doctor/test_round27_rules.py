@@ -120,3 +120,20 @@ def test_a_header_of_torch_s_own_tree_missing_in_its_own_build_is_a_partial_buil
     top = diagnose([line]).findings[0]
     assert ("source-tree" in top.tags) is own
     assert ("build develop" in top.fix) is own
+
+
+@pytest.mark.parametrize(
+    ("text", "want"),
+    [
+        # round 27's apex#521 (cl not found: the build's warning before its failure)
+        ("H:\\env\\lib\\site-packages\\torch\\utils\\cpp_extension.py:189: UserWarning: "
+         "Error checking compiler version for cl: [WinError 2] 系統找不到指定的檔案。\n"
+         "error: command 'C:\\\\VS\\\\x64\\\\cl.exe' failed with exit status 2",
+         "msvc-build-tools-missing"),
+        # round 27's pytorch#2076
+        ("CMake Error at CMakeLists.txt:128 (message):\n  Failed to get generated_cpp list",
+         "missing-python-build-dep"),
+    ],
+)  # fmt: skip
+def test_round_27_s_build_misses_fire_as_wanted(text: str, want: str) -> None:
+    assert fires_as_wanted(text, want), (text, want, top_rule(text))
