@@ -32,6 +32,7 @@ GENERIC_TRIGGERS: tuple[bytes, ...] = (
     b"does not",
     b"exist",
     b"Segmentation fault",
+    b"segmentation fault",  # zsh's job report (round 28's ultralytics#14403, train data)
     b"core dumped",
     b"terminate called",
     b"SIGSEGV",
@@ -86,6 +87,8 @@ GENERIC_TRIGGERS: tuple[bytes, ...] = (
     b"not defined",
     b"onflicting with",
     b"problems while solving",
+    # after round 28 (its error logs without a finding, train data)
+    b"'spawn' start method",
 )
 
 _NOISE = re.compile(
@@ -94,7 +97,9 @@ _NOISE = re.compile(
     r"command u?'[^']*' failed with exit|ERROR: Failed building wheel|"
     r"error: subprocess-exited-with-error|Configuring incomplete, errors occurred|"
     r"^\s*(CMake Error at \S*_generated_\S*\.cmake:\d+|Error generating)|"
-    r"Traceback \(most recent call last\)|errors? detected in the compilation|"
+    # a traceback's header line (not one folded into a report's line: round 28's
+    # amazon-sagemaker-examples#1378 holds its whole traceback on one line)
+    r"^\W{0,4}Traceback \(most recent call last\)|errors? detected in the compilation|"
     r"^\s*(compilation|Compilation) terminated|raise \w+Error\(|"
     r"This error originates from a subprocess|did not run successfully|"
     r"^\s*\d+ errors? generated\.|^\s*collect2: error: ld returned \d+ exit status"
@@ -107,7 +112,7 @@ _REAL = re.compile(
     r"core dumped|terminate called after|SIGSEGV|Floating point exception|Illegal instruction|"
     r"Library not loaded|received signal SIG|\(gdb\) bt|找不到|没有那个文件|"
     r"of memory: Kill|Killed process \d+ \(|oom-kill:constraint=|oom_reaper: reaped process|"
-    r"invoked oom-killer|^\s*Killed\s*$|Stack trace of thread \d+:|"
+    r"invoked oom-killer|^\s*Killed\s*$|Stack trace of thread \d+:|\bsegmentation fault\b|"
     # a Python exception class (ProcessRaisedException:), zsh's SIGILL, Windows' access violation
     r"\b\w*Exception\b(?=:)|illegal hardware instruction|0xC0000005|"
     # a raised exception's last line under its module's path, a class not named *Error
@@ -150,7 +155,9 @@ _SOFT = compile_linear(
     r"has no attribute|HTTP (?:Error )?[45]\d\d|"
     # after round 26: AutoGPTQ#203's 'CUDA extension not installed' and 'name x not defined',
     # mamba#969's 'Encountered problems while solving' / '... conflicting with __cuda-10.2-0'
-    r"not installed|(?:is )?not defined|conflicting with|problems while solving)\b"
+    r"not installed|(?:is )?not defined|conflicting with|problems while solving|"
+    # the tail of torch's fork message (round 28's spconv#408)
+    r"must use the 'spawn' start method)\b"
 )
 _NOT_SOFT = compile_linear(
     r"^(?:\s\s|\t)|^\s*(?:-- |\[cmake\] -- |Requirement already|Collecting |Downloading |"

@@ -121,7 +121,7 @@ RECOGNISERS = (
         r"free\(\): invalid|double free or corruption|core dumped|received signal SIG\w+|"
         r"\(gdb\) (?:bt|where)|Program terminated with signal|Fatal Python error|"
         r"terminated with signal SIG\w+|illegal hardware instruction|0xC0000005|"
-        r"Stack trace of thread \d+:",  # systemd-coredump (round 26's ipex-sd-docker#16)
+        r"Stack trace of thread \d+:|\d+ segmentation fault ",  # systemd-coredump; zsh (#14403)
     ),
     _r("cmake", r"CMake Error(?: at (?P<file>[^:\s]+):\d+)?", "cmake"),
     _r("compiler", r"(?P<file>[^\s:]+):\d+(?::\d+)?: (?:fatal )?error: ", "gcc"),
