@@ -25,7 +25,8 @@ _STD_MISSING = compile_linear(
     r"""no (?:member|template|type) named [‘'"](?P<clang>\w+)[’'"] in namespace [‘'"]std[’'"]|"""
     r"""namespace "std" has no member (?:class )?"(?P<nvcc>\w+)\""""
 )
-# the header of the standard names old sources most often use without it (cppreference)
+# the header of the standard names old sources most often use without it
+# (https://en.cppreference.com/w/cpp/header)
 _HEADER = {
     **dict.fromkeys(("min", "max", "sort", "find", "transform", "min_element", "max_element",
                      "reverse", "fill", "copy", "count", "unique", "clamp"), "algorithm"),
