@@ -1,5 +1,5 @@
-"""What was added for issue 25 after round 28's freeze (rounds 1-28 are train data; no blind
-round has measured these): round 28's three error logs without a finding, each read as a class.
+"""What was added for issue 25 after round 28's freeze (rounds 1-28 are train data; round 29
+measured these: they met none of its logs first): round 28's three error logs without a finding.
 Each line but the near misses is copied from a train log."""
 
 from __future__ import annotations
