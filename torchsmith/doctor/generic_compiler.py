@@ -91,7 +91,7 @@ def missing_header(e: TypedError) -> dict[str, Any]:
     header = e.header or "?"
     c = by_header(header)
     base = {"category": "missing-header", "stage": "compile", "title": f"missing header {header}"}
-    if _own_tree(header, e.file or e.message.split(" error", 1)[0]):
+    if _own_tree(header, e.file or ""):
         return base | _OWN_TREE
     if c is not None:
         return base | with_component(c, ("headers",)) | {

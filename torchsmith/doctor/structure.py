@@ -90,6 +90,8 @@ RECOGNISERS = (
     _r("killed", r"(?:^|[\s\]])(?P<tool>[\w.+-]+) invoked oom-killer"),
     _r(
         "missing-header",
+        # the including file where gcc/clang name it (`src.cpp:6:23: fatal error: x.h: ...`)
+        r"(?:(?P<file>[^\s:>]+):\d+(?::\d+)?: (?:fatal )?)?"
         r"error(?: C\d+)?: (?P<header>[\w./+][\w./+-]*): No such file or directory",
         "gcc",
     ),
