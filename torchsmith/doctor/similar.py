@@ -20,7 +20,7 @@ import functools
 import json
 import math
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from importlib import resources
 
@@ -44,7 +44,12 @@ THRESHOLD = 0.30
 MARGIN = 0.10
 MIN_SHARED = 4
 
-_WORD = compile_linear(r"[a-z][a-z0-9_+]{2,}")
+# a word is what r"[a-z][a-z0-9_+]{2,}" finds: each run of [a-z0-9_+] less its leading digits,
+# "_" and "+", when three characters or more remain. Read with bytes.translate and split, not
+# an RE2 findall: google-re2's findall runs Python code per match, and a hostile line of
+# thousands of short words made it most of the doctor's time on that log
+_WORD_BYTES = frozenset(b"abcdefghijklmnopqrstuvwxyz0123456789_+")
+_NOT_WORD = bytes(c if c in _WORD_BYTES else 32 for c in range(256))
 _PATH = compile_linear(r"(?:[\w.+-]*/)+")
 _FRAME = compile_linear(r'^\s*File "[^"]*", line \d+')
 _STOP = frozenset(
@@ -67,8 +72,16 @@ def terms(lines: Iterable[str]) -> Counter[str]:
         if skip:
             continue
         text = _PATH.sub(" ", line.lower())
-        counts.update(w for w in _WORD.findall(text) if w not in _STOP)
+        counts.update(w for w in _words(text) if w not in _STOP)
     return counts
+
+
+def _words(text: str) -> Iterator[str]:
+    runs = text.encode("ascii", "replace").translate(_NOT_WORD).split()
+    for run in runs:
+        word = run.lstrip(b"0123456789_+")
+        if len(word) >= 3:
+            yield word.decode()
 
 
 @dataclass(frozen=True)
