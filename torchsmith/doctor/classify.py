@@ -89,6 +89,28 @@ GENERIC_TRIGGERS: tuple[bytes, ...] = (
     b"problems while solving",
     # after round 28 (its error logs without a finding, train data)
     b"'spawn' start method",
+    # after round 29: error forms of the classes the structural reader names, said without an
+    # error word (not read from a round's logs): a linker's own message (GNU ld, gold, lld,
+    # mold; MinGW's ld.exe), a run ended by a signal (an IDE's 'exit code 134 (interrupted by
+    # signal 6: SIGABRT)', a subprocess' negative status), glibc's abort messages, Jupyter's
+    # dead kernel, a subprocess' failure quoted without its exception class, "out of memory"
+    b"ld: ",
+    b"ld.exe: ",
+    b"SIGABRT",
+    b"SIGBUS",
+    b"SIGFPE",
+    b"interrupted by signal",
+    b"exit code 13",
+    b"with code 13",
+    b"exit status 13",
+    b"exit status -",
+    b"stack smashing",
+    b"malloc(): ",
+    b"corrupted size",
+    b"corrupted double-linked",
+    b"appears to have died",
+    b"non-zero exit status",
+    b"out of memory",
 )
 
 _NOISE = re.compile(
@@ -102,7 +124,19 @@ _NOISE = re.compile(
     r"^\W{0,4}Traceback \(most recent call last\)|errors? detected in the compilation|"
     r"^\s*(compilation|Compilation) terminated|raise \w+Error\(|"
     r"This error originates from a subprocess|did not run successfully|"
-    r"^\s*\d+ errors? generated\.|^\s*collect2: error: ld returned \d+ exit status"
+    r"^\s*\d+ errors? generated\.|^\s*collect2: error: ld returned \d+ exit status|"
+    # CalledProcessError's message quoted without its class: the tool's own error is above it
+    r"^\W{0,4}Command '.*' returned non-zero exit status -?\d+"
+)
+# a run ended by a signal other than SIGKILL (which is the OOM killer's: structure.py's
+# "killed"): the signal's name, an IDE's 'interrupted by signal N', a shell's status 128+N
+# (132 SIGILL, 133 SIGTRAP, 134 SIGABRT, 135 SIGBUS, 136 SIGFPE, 139 SIGSEGV), Python's
+# subprocess status -N; glibc's abort messages (malloc.c, __stack_chk_fail); Jupyter's dead kernel
+SIGNALLED = (
+    r"\bSIG(?:ABRT|BUS|FPE)\b|interrupted by signal \d+|"
+    r"exit(?:ed with)? (?:code|status) 1(?:3[2-6]|39)\b|exit status -(?:4|5|6|7|8|11)\b|"
+    r"stack smashing detected|malloc\(\): [a-z]|corrupted (?:size vs|double-linked)|"
+    r"[Kk]ernel\b.{0,80}?appears to have died"
 )
 _REAL = re.compile(
     r"(?<![\w=-])(?:error|ERROR)\b(?![=-])|\b\w*Error\b(?!\s*\d)(?=:|\s|$)|\bfatal\b|\bFAIL\b|"
@@ -131,7 +165,11 @@ _REAL = re.compile(
     r"\bAssertion\b[^\n]{0,300}? failed\b|library not found for -l|"
     # an installer's platform miss and a corrupt download (round 19's poetry and torch-sparse)
     r"Unable to find installation candidates|\bBadZipFile\b|has an invalid wheel|"
-    r"DO NOT MATCH THE HASHES"
+    r"DO NOT MATCH THE HASHES|"
+    # a linker's own message that is not a warning (ld has no 'error:' on most of its own)
+    r"^\s*(?:\S*[/\\])?(?:ld|ld\.bfd|ld\.gold|ld\.lld|ld64\.lld|mold)(?:\.exe)?: (?!warning)|"
+    # a run ended by a signal, glibc's abort messages, Jupyter's dead kernel
+    + SIGNALLED
 )
 # a warning that reports a failure to load native code (torchvision's image extension)
 _WARNED_FAILURE = re.compile(
@@ -157,7 +195,9 @@ _SOFT = compile_linear(
     # mamba#969's 'Encountered problems while solving' / '... conflicting with __cuda-10.2-0'
     r"not installed|(?:is )?not defined|conflicting with|problems while solving|"
     # the tail of torch's fork message (round 28's spconv#408)
-    r"must use the 'spawn' start method)\b"
+    r"must use the 'spawn' start method|"
+    # after round 29: an allocator's report without its exception class ('CUDA out of memory')
+    r"out of memory)\b"
 )
 _NOT_SOFT = compile_linear(
     r"^(?:\s\s|\t)|^\s*(?:-- |\[cmake\] -- |Requirement already|Collecting |Downloading |"

@@ -307,7 +307,8 @@ _linker = _simple(
     "linker",
     "the link failed",
     "ld failed: {e.message}",
-    "the lines above the collect2 line name the missing symbol or library.",
+    "the linker's first message (its own line, or the lines above collect2's) names the "
+    "symbol, library or object that failed.",
     "https://sourceware.org/binutils/docs/ld/Options.html",
 )
 _ninja_plain = _simple(

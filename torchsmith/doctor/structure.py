@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 import re2
 
+from torchsmith.doctor.classify import SIGNALLED as _SIGNALLED
 from torchsmith.doctor.linear import MAX_LINE, compile_linear
 from torchsmith.doctor.models import ErrorBlock, Evidence, TypedError
 
@@ -124,7 +125,15 @@ RECOGNISERS = (
         r"free\(\): invalid|double free or corruption|core dumped|received signal SIG\w+|"
         r"\(gdb\) (?:bt|where)|Program terminated with signal|Fatal Python error|"
         r"terminated with signal SIG\w+|illegal hardware instruction|0xC0000005|"
-        r"Stack trace of thread \d+:|\d+ segmentation fault ",  # systemd-coredump; zsh (#14403)
+        r"Stack trace of thread \d+:|\d+ segmentation fault |"  # systemd-coredump; zsh (#14403)
+        + _SIGNALLED,
+    ),
+    # a linker's own message that is not a warning (GNU ld says most of its errors without
+    # 'error:'): after the more telling linker forms above, before a wrapper's report
+    _r(
+        "linker",
+        r"^\s*(?:\S*[/\\])?(?P<tool>ld|ld\.bfd|ld\.gold|ld\.lld|ld64\.lld|mold)(?:\.exe)?: "
+        r"(?:[^w\s]|w[^a])",
     ),
     _r("cmake", r"CMake Error(?: at (?P<file>[^:\s]+):\d+)?", "cmake"),
     _r("compiler", r"(?P<file>[^\s:]+):\d+(?::\d+)?: (?:fatal )?error: ", "gcc"),
@@ -144,6 +153,11 @@ RECOGNISERS = (
     _r(
         "command-failed",
         r"CalledProcessError: Command '\[?'?(?:[^',\s]*[/\\])?(?P<tool>[\w.+-]+)",
+    ),
+    # the same message quoted without its class
+    _r(
+        "command-failed",
+        r"^\W{0,4}Command '\[?'?(?:[^',\s]*[/\\])?(?P<tool>[\w.+-]+).*' returned non-zero exit",
     ),
     # pip's own report that a package's setup.py run failed (pip < 20.2: 'Command "python -u
     # -c ...setup.py..." failed with error code 1'; pip 20.2-21: 'Command errored out with ...')
