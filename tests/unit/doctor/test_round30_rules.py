@@ -67,3 +67,37 @@ def test_the_quoted_subprocess_failure_is_noise_when_the_tool_spoke() -> None:
         "Command '['ninja', '-v']' returned non-zero exit status 1.",
     ]
     assert diagnose(lines).error.kind == "missing-header"  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize(
+    ("line", "rule"),
+    [
+        # train logs: round 28's yolov5#776, round 29's sd-webui-pez-dispenser#1 and torchtune#846
+        (
+            "AttributeError: module 'torch.cuda.amp' has no attribute 'autocast'",
+            "torch-too-old-for-code",
+        ),
+        ("AttributeError: module 'torch' has no attribute 'concatenate'", "torch-too-old-for-code"),
+        (
+            "ImportError: cannot import name 'return_and_correct_aliasing' from "
+            "'torch.utils._python_dispatch'",
+            "torch-too-old-for-code",
+        ),
+        # near misses: torch._C's names (a CPU-only build), a half-initialised torch, a torch
+        # package with no location (a broken install), a private name (more often removed)
+        ("AttributeError: module 'torch._C' has no attribute '_cuda_setDevice'", "generic-python"),
+        (
+            "AttributeError: partially initialized module 'torch' has no attribute 'Tensor'",
+            "torch-import-shadowed-or-broken",
+        ),
+        (
+            "ImportError: cannot import name 'autocast' from 'torch.amp' (unknown location)",
+            "torch-import-shadowed-or-broken",
+        ),
+        ("AttributeError: module 'torch' has no attribute '_six'", "generic-python"),
+    ],
+)
+def test_a_public_torch_name_the_install_lacks_is_torch_s_rule(line: str, rule: str) -> None:
+    """Either direction (the rule's cause and fix say how to tell); the generic message fact
+    (components.toml's torch-name-missing) said the same below no rule."""
+    assert _top(line) == rule
