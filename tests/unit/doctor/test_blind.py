@@ -47,6 +47,7 @@ FLOORS = {
     "blind27": 24,
     "blind28": 28,
     "blind29": 28,
+    "blind30": 28,
 }
 # rounds 1-10, 12, 15-20, 23 and 24 hold >= 40 logs; the fixed queries of rounds
 # 11a/11b/13/14/21/22/25 gave 13, 17, 37, 33, 31, 36 and 32 (their READMEs say why)
@@ -119,6 +120,7 @@ def test_blind_threads_are_distinct_across_sets() -> None:
         ("blind27", "bbe997c", 40, 15),
         ("blind28", "b54f5b7", 40, 20),
         ("blind29", "1c61031", 40, 23),
+        ("blind30", "e84c5bd", 40, 18),
     ],
 )
 def test_logs_judged_right_at_their_freeze_keep_their_finding(
