@@ -150,8 +150,12 @@ _REAL = re.compile(
     # a Python exception class (ProcessRaisedException:), zsh's SIGILL, Windows' access violation
     r"\b\w*Exception\b(?=:)|illegal hardware instruction|0xC0000005|"
     # a raised exception's last line under its module's path, a class not named *Error
-    # (round 22's 'triton.runtime.errors.OutOfResources: out of resource: shared memory')
+    # (round 22's 'triton.runtime.errors.OutOfResources: out of resource: shared memory'; after
+    # round 30 under a one-part path when the class says a failure, not 'torch.Size: 3': its
+    # gpt-neox#116 'pkg_resources.ContextualVersionConflict: (torch 1.7.1 ...)', pkg_resources'
+    # DistributionNotFound, subprocess.TimeoutExpired)
     r"^(?:[a-z_]\w*\.){2,}[A-Z]\w*: |"
+    r"^[a-z_]\w*\.[A-Z]\w*(?:Conflict|NotFound|Expired|Failure|Failed|Timeout|Mismatch): |"
     # an import error quoted without its exception class
     r"No module named|"
     # error lines without 'error' or 'Class:' (round 12): a lower-case strerror, a bare

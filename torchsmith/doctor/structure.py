@@ -175,6 +175,14 @@ RECOGNISERS = (
         r"command u?'(?:[^']*[/\\])?(?P<tool>[^'/\\]+)' failed with exit (?:status|code) -?\d+",
     ),
     _r("python", r"(?P<exception>\b(?:Error|Exception)): ", "python"),
+    # an exception class not named *Error under its module's path (classify.py's _REAL):
+    # pkg_resources.ContextualVersionConflict, triton.runtime.errors.OutOfResources
+    _r(
+        "python",
+        r"^\s*(?P<exception>(?:[a-z_]\w*\.){2,}[A-Z]\w*|[a-z_]\w*\.[A-Z]\w*(?:Conflict|NotFound|"
+        r"Expired|Failure|Failed|Timeout|Mismatch)): ",
+        "python",
+    ),
     _r("linker", r"collect2: error: ld returned|ld returned \d+ exit status", "ld"),
     _r("ninja", r"FAILED: (?P<target>\S+)", "ninja"),
 )

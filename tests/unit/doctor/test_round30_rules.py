@@ -101,3 +101,16 @@ def test_a_public_torch_name_the_install_lacks_is_torch_s_rule(line: str, rule: 
     """Either direction (the rule's cause and fix say how to tell); the generic message fact
     (components.toml's torch-name-missing) said the same below no rule."""
     assert _top(line) == rule
+
+
+def test_a_one_part_module_s_failure_class_is_a_python_exception() -> None:
+    """After round 30 (train data, not measured): its gpt-neox#116 had no finding, the last
+    line of a traceback raised by pkg_resources with a class not named *Error."""
+    line = (
+        "pkg_resources.ContextualVersionConflict: (torch 1.7.1 (/usr/local/lib/python3.6/"
+        "dist-packages), Requirement.parse('torch==1.7.0'), {'torchvision'})"
+    )
+    assert _top(line) == "companion-requires-other-torch"  # the rule reads the line now
+    error = diagnose([line]).error
+    assert error is not None and error.exception == "pkg_resources.ContextualVersionConflict"
+    assert _top("torch.Size: 3 entries") == "none"  # a one-part path with any class is not
