@@ -132,6 +132,14 @@ _NOISE = re.compile(
 # "killed"): the signal's name, an IDE's 'interrupted by signal N', a shell's status 128+N
 # (132 SIGILL, 133 SIGTRAP, 134 SIGABRT, 135 SIGBUS, 136 SIGFPE, 139 SIGSEGV), Python's
 # subprocess status -N; glibc's abort messages (malloc.c, __stack_chk_fail); Jupyter's dead kernel
+# the linkers whose own messages are errors said without 'error:' (GNU ld, gold, lld, mold)
+LINKERS = r"ld|ld\.bfd|ld\.gold|ld\.lld|ld64\.lld|mold"
+# a raised exception's class under its module's path, not named *Error: any class under a path
+# of two parts or more, under a one-part path only a class that says a failure
+FAILURE_CLASS = (
+    r"(?:[a-z_]\w*\.){2,}[A-Z]\w*|"
+    r"[a-z_]\w*\.[A-Z]\w*(?:Conflict|NotFound|Expired|Failure|Failed|Timeout|Mismatch)"
+)
 SIGNALLED = (
     r"\bSIG(?:ABRT|BUS|FPE)\b|interrupted by signal \d+|"
     r"exit(?:ed with)? (?:code|status) 1(?:3[2-6]|39)\b|exit status -(?:4|5|6|7|8|11)\b|"
@@ -154,8 +162,7 @@ _REAL = re.compile(
     # round 30 under a one-part path when the class says a failure, not 'torch.Size: 3': its
     # gpt-neox#116 'pkg_resources.ContextualVersionConflict: (torch 1.7.1 ...)', pkg_resources'
     # DistributionNotFound, subprocess.TimeoutExpired)
-    r"^(?:[a-z_]\w*\.){2,}[A-Z]\w*: |"
-    r"^[a-z_]\w*\.[A-Z]\w*(?:Conflict|NotFound|Expired|Failure|Failed|Timeout|Mismatch): |"
+    rf"^(?:{FAILURE_CLASS}): |"
     # an import error quoted without its exception class
     r"No module named|"
     # error lines without 'error' or 'Class:' (round 12): a lower-case strerror, a bare
@@ -171,7 +178,7 @@ _REAL = re.compile(
     r"Unable to find installation candidates|\bBadZipFile\b|has an invalid wheel|"
     r"DO NOT MATCH THE HASHES|"
     # a linker's own message that is not a warning (ld has no 'error:' on most of its own)
-    r"^\s*(?:\S*[/\\])?(?:ld|ld\.bfd|ld\.gold|ld\.lld|ld64\.lld|mold)(?:\.exe)?: (?!warning)|"
+    rf"^\s*(?:\S*[/\\])?(?:{LINKERS})(?:\.exe)?: (?!warning)|"
     # a run ended by a signal, glibc's abort messages, Jupyter's dead kernel
     + SIGNALLED
 )

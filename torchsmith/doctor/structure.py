@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 import re2
 
+from torchsmith.doctor.classify import FAILURE_CLASS, LINKERS
 from torchsmith.doctor.classify import SIGNALLED as _SIGNALLED
 from torchsmith.doctor.linear import MAX_LINE, compile_linear
 from torchsmith.doctor.models import ErrorBlock, Evidence, TypedError
@@ -132,8 +133,7 @@ RECOGNISERS = (
     # 'error:'): after the more telling linker forms above, before a wrapper's report
     _r(
         "linker",
-        r"^\s*(?:\S*[/\\])?(?P<tool>ld|ld\.bfd|ld\.gold|ld\.lld|ld64\.lld|mold)(?:\.exe)?: "
-        r"(?:[^w\s]|w[^a])",
+        rf"^\s*(?:\S*[/\\])?(?P<tool>{LINKERS})(?:\.exe)?: (?:[^w\s]|w[^a])",  # not 'warning:'
     ),
     _r("cmake", r"CMake Error(?: at (?P<file>[^:\s]+):\d+)?", "cmake"),
     _r("compiler", r"(?P<file>[^\s:]+):\d+(?::\d+)?: (?:fatal )?error: ", "gcc"),
@@ -177,12 +177,7 @@ RECOGNISERS = (
     _r("python", r"(?P<exception>\b(?:Error|Exception)): ", "python"),
     # an exception class not named *Error under its module's path (classify.py's _REAL):
     # pkg_resources.ContextualVersionConflict, triton.runtime.errors.OutOfResources
-    _r(
-        "python",
-        r"^\s*(?P<exception>(?:[a-z_]\w*\.){2,}[A-Z]\w*|[a-z_]\w*\.[A-Z]\w*(?:Conflict|NotFound|"
-        r"Expired|Failure|Failed|Timeout|Mismatch)): ",
-        "python",
-    ),
+    _r("python", rf"^\s*(?P<exception>{FAILURE_CLASS}): ", "python"),
     _r("linker", r"collect2: error: ld returned|ld returned \d+ exit status", "ld"),
     _r("ninja", r"FAILED: (?P<target>\S+)", "ninja"),
 )

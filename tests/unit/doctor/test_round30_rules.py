@@ -8,12 +8,8 @@ from __future__ import annotations
 
 import pytest
 
+from tests.unit.doctor.rule_cases import top_rule
 from torchsmith.doctor import diagnose
-
-
-def _top(line: str) -> str:
-    findings = diagnose([line]).findings
-    return findings[0].rule_id if findings else "none"
 
 
 @pytest.mark.parametrize(
@@ -48,7 +44,7 @@ def _top(line: str) -> str:
     ],
 )
 def test_an_error_said_without_an_error_word_is_read(line: str, rule: str) -> None:
-    assert _top(line) == rule
+    assert top_rule(line) == rule
 
 
 def test_a_linker_message_is_the_error_before_the_wrapper_reports() -> None:
@@ -100,7 +96,7 @@ def test_the_quoted_subprocess_failure_is_noise_when_the_tool_spoke() -> None:
 def test_a_public_torch_name_the_install_lacks_is_torch_s_rule(line: str, rule: str) -> None:
     """Either direction (the rule's cause and fix say how to tell); the generic message fact
     (components.toml's torch-name-missing) said the same below no rule."""
-    assert _top(line) == rule
+    assert top_rule(line) == rule
 
 
 def test_a_one_part_module_s_failure_class_is_a_python_exception() -> None:
@@ -110,7 +106,7 @@ def test_a_one_part_module_s_failure_class_is_a_python_exception() -> None:
         "pkg_resources.ContextualVersionConflict: (torch 1.7.1 (/usr/local/lib/python3.6/"
         "dist-packages), Requirement.parse('torch==1.7.0'), {'torchvision'})"
     )
-    assert _top(line) == "companion-requires-other-torch"  # the rule reads the line now
+    assert top_rule(line) == "companion-requires-other-torch"  # the rule reads the line now
     error = diagnose([line]).error
     assert error is not None and error.exception == "pkg_resources.ContextualVersionConflict"
-    assert _top("torch.Size: 3 entries") == "none"  # a one-part path with any class is not
+    assert top_rule("torch.Size: 3 entries") == "none"  # a one-part path with any class is not
